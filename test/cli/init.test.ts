@@ -304,6 +304,20 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(readJson(settings)).toMatchObject({ env: { env: '1' } });
   });
 
+  it('keeps the indentation of a JSON settings file it rewrites, so that only the lines it adds change', async () => {
+    for (const indent of ['    ', '\t']) {
+      const project = tempDir('init-');
+      mkdirSync(join(project, '.claude'));
+      const settings = join(project, '.claude', 'settings.json');
+      writeFileSync(settings, `${JSON.stringify({ model: 'm', env: { A: '1' } }, null, indent)}\n`);
+      writeFileSync(join(project, '.mcp.json'), `${JSON.stringify({ mcpServers: {} }, null, indent)}\n`);
+      expect((await init(project, 'claude')).status).toBe(0);
+      for (const file of [settings, join(project, '.mcp.json')])
+        expect(read(file)).toBe(`${JSON.stringify(readJson(file), null, indent)}\n`);
+      expect(read(settings)).toMatch(/^\{\n(?:    |\t)"model": "m",\n/u);
+    }
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

@@ -94,7 +94,7 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
     // JSON.parse kept the last of a key given twice: a rewrite would drop the others unasked.
     const duplicate = findDuplicateKey(current);
     return duplicate === undefined
-      ? E.right(formatJson(merged.right))
+      ? E.right(formatJson(merged.right, current))
       : E.left(
           `it gives the key ${quoteText(duplicate)} twice in one object, and a rewrite would keep only the last: remove one and run init again`,
         );

@@ -345,8 +345,16 @@ export const mergeMcpJson = (
   });
 };
 
-/** The text of a JSON settings file as `init` writes it. */
-export const formatJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+/**
+ * The indentation of one level of a JSON settings file, `current`: that of its first indented
+ * line (four spaces, a tab), so that a rewrite changes only the lines init adds, not every one;
+ * two spaces for a new file or one written on a line.
+ */
+const indentOf = (current: string | undefined): string => /\n([ \t]+)\S/u.exec(current ?? '')?.[1] ?? '  ';
+
+/** The text of a JSON settings file as `init` writes it, indented as the file it replaces (`current`) was. */
+export const formatJson = (value: unknown, current?: string): string =>
+  `${JSON.stringify(value, null, indentOf(current))}\n`;
 
 /**
  * How deep a JSON settings file may nest arrays and objects: the agents' own nest a few levels,
