@@ -385,6 +385,18 @@ const isServerTable = (name: string): boolean => {
 };
 
 /**
+ * True when a TOML text (its `lines`, and the table `headers` of each) gives `mcp_servers` a value
+ * before its first table, `mcp_servers = { ... }`: an inline table, closed, which takes no table
+ * added below it.
+ */
+const writesServersInline = (lines: ReadonlyArray<string>, headers: ReadonlyArray<string | undefined>): boolean => {
+  const first = headers.findIndex((header) => header !== undefined);
+  return lines
+    .slice(0, first === -1 ? lines.length : first)
+    .some((line) => /^\s*(?:mcp_servers|"mcp_servers"|'mcp_servers')\s*=/u.test(line));
+};
+
+/**
  * How `config.toml` is read: every integer as a BigInt, so that one a double cannot hold exactly
  * (up to 2^63 - 1 is valid TOML) is edited rather than refused as invalid, and so that an integer
  * stays apart from a float of the same value (`60` and `60.0`, two types to TOML and its readers).
@@ -491,5 +503,9 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     // An edit that does not parse back falls through to the refusal below.
     if (!(error instanceof TomlError)) throw error;
   }
-  return E.left(`its [mcp_servers.${SERVER_NAME}] table could not be updated in place; edit it by hand`);
+  return E.left(
+    start === -1 && writesServersInline(lines, headers)
+      ? `it writes mcp_servers as an inline table (mcp_servers = { ... }), which no [mcp_servers.${SERVER_NAME}] table can be added to; write its servers as [mcp_servers.NAME] tables, or add ours by hand`
+      : `its [mcp_servers.${SERVER_NAME}] table could not be updated in place; edit it by hand`,
+  );
 };

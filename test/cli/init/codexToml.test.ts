@@ -47,6 +47,21 @@ describe('mergeCodexToml', () => {
     expect(mergeCodexToml(written, LAUNCHER)).toEqual(E.right(written));
   });
 
+  it('says a file that writes mcp_servers as an inline table is refused for that, not for a table it does not hold', () => {
+    for (const text of [
+      'mcp_servers = { other = { command = "x" } }\n',
+      'model = "m"\n"mcp_servers" = {}\n\n[tui]\n',
+    ]) {
+      expect(mergeCodexToml(text, LAUNCHER)).toEqual(
+        E.left(
+          'it writes mcp_servers as an inline table (mcp_servers = { ... }), which no [mcp_servers.fact-tracker] table can be added to; write its servers as [mcp_servers.NAME] tables, or add ours by hand',
+        ),
+      );
+    }
+    // Servers given by dotted keys take our table below them.
+    expect(E.isRight(mergeCodexToml('mcp_servers.other.command = "x"\n', LAUNCHER))).toBe(true);
+  });
+
   it('still refuses TOML that is not valid, an integer past 2^63 - 1 included', () => {
     const merged = mergeCodexToml('limit = 9223372036854775808\n', LAUNCHER);
     expect(E.isLeft(merged) ? merged.left : '').toMatch(/^it is not valid TOML/u);
