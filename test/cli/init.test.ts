@@ -318,6 +318,31 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     }
   });
 
+  it('refuses a fact-tracker server entry that is no server (a string, an array of tables), leaving it as it was', async () => {
+    const cases = [
+      [
+        'claude',
+        '.mcp.json',
+        '{"mcpServers": {"fact-tracker": "see README"}}\n',
+        '"mcpServers.fact-tracker" is a string, not an object',
+      ],
+      [
+        'codex',
+        join('.codex', 'config.toml'),
+        '[[mcp_servers.fact-tracker]]\ncommand = "a"\n\n[[mcp_servers.fact-tracker]]\ncommand = "b"\n',
+        '"mcp_servers.fact-tracker" is an array, not a table',
+      ],
+    ] as const;
+    for (const [host, file, text, reason] of cases) {
+      const project = tempDir('init-');
+      mkdirSync(join(project, '.codex'));
+      writeFileSync(join(project, file), text);
+      const run = await init(project, host);
+      expect([run.status, run.stderr]).toEqual([1, `fact-tracker init: ${file}: ${reason}; nothing was written\n`]);
+      expect(read(join(project, file))).toBe(text);
+    }
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

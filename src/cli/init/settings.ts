@@ -339,6 +339,10 @@ export const mergeMcpJson = (
   if (!isRecord(document)) return E.left(`it holds ${describeKind(document)}, not a JSON object`);
   const servers = document['mcpServers'] ?? {};
   if (!isRecord(servers)) return E.left(`"mcpServers" is ${describeKind(servers)}, not an object`);
+  // An entry of our name that is no server at all is the user's to fix: replaced, it would be lost unsaid.
+  const existing = servers[SERVER_NAME];
+  if (existing !== undefined && existing !== null && !isRecord(existing))
+    return E.left(`"mcpServers.${SERVER_NAME}" is ${describeKind(existing)}, not an object`);
   return E.right({
     ...document,
     mcpServers: { ...servers, [SERVER_NAME]: claudeServerEntry(servers[SERVER_NAME], launcher) },
@@ -459,6 +463,9 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
   if (servers !== undefined && !isRecord(servers))
     return E.left(`"mcp_servers" is ${describeKind(servers)}, not a table`);
   const existing = isRecord(servers) ? servers[SERVER_NAME] : undefined;
+  // An array of tables (`[[mcp_servers.fact-tracker]]`) is no server: replaced, its tables would be lost unsaid.
+  if (existing !== undefined && !isRecord(existing))
+    return E.left(`"mcp_servers.${SERVER_NAME}" is ${describeKind(existing)}, not a table`);
   const wanted = codexServerEntry(existing, launcher);
   if (isRecord(existing) && tomlText(existing) === tomlText(wanted)) return E.right(text);
   const lines = text.split('\n');
