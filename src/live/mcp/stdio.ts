@@ -1,6 +1,6 @@
 /** Serving the MCP server over a pair of streams (the process's standard input and output). */
 import { PassThrough, type Readable, Transform, type Writable } from 'node:stream';
-import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import { parseJSONRPCMessage, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
 import type { z } from 'zod';
@@ -268,6 +268,13 @@ const openAfterHandshake = (
 /** How long a server whose input has ended still waits for the answers to the calls it read. */
 const ANSWERS_AFTER_END_MS = 60_000;
 
+/** The notification that tells a client its subscription is open, until it cancels it or the connection ends. */
+const SUBSCRIPTION_ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+
+/** The subscription a notification's `params` are stamped with: the id of its `subscriptions/listen` request. */
+const subscriptionIdOf = (params: Readonly<Record<string, unknown>>): unknown =>
+  isRecord(params['_meta']) ? params['_meta'][SUBSCRIPTION_ID_META_KEY] : undefined;
+
 /** Why a request is refused whose id is that of one read and not answered yet. */
 const ID_IN_USE_REASON = 'request id already in use: its "id" is that of a request not answered yet';
 
@@ -279,16 +286,26 @@ const ID_IN_USE_REASON = 'request id already in use: its "id" is that of a reque
  * refused (`read` returns its answer) and never reaches the SDK: with two requests under one id,
  * the first answer would count for both and the server could stop before the second (the SDK
  * runs both, and a cancellation would reach only the later one), and the client could not tell
- * which answer is which.
+ * which answer is which. A subscription (`subscriptions/listen`, MCP's 2026-07-28 revision) is
+ * answered only when the connection ends: once acknowledged, it is not waited for, else a client
+ * that closes its input with one open would hold the server up for the whole wait.
  */
 const requestsInFlight = () => {
   const pending = new Set<string>();
+  // The acknowledged subscriptions among `pending`: their answer is the server's end.
+  const open = new Set<string>();
   let whenNone: (() => void) | undefined;
   // 1 and "1" are two ids.
   const key = (id: unknown): string => JSON.stringify(id) ?? '';
+  const awaited = (): number => pending.size - open.size;
   const forget = (id: unknown): void => {
     pending.delete(key(id));
-    if (pending.size === 0) whenNone?.();
+    open.delete(key(id));
+    if (awaited() === 0) whenNone?.();
+  };
+  const opened = (id: unknown): void => {
+    if (pending.has(key(id))) open.add(key(id));
+    if (awaited() === 0) whenNone?.();
   };
   return {
     read: (message: Readonly<Record<string, unknown>>): string | undefined => {
@@ -302,11 +319,14 @@ const requestsInFlight = () => {
       return undefined;
     },
     answered: (message: unknown): void => {
-      if (isRecord(message) && 'id' in message && !('method' in message)) forget(message['id']);
+      if (!isRecord(message)) return;
+      if ('id' in message && !('method' in message)) forget(message['id']);
+      else if (message['method'] === SUBSCRIPTION_ACKNOWLEDGED && isRecord(message['params']))
+        opened(subscriptionIdOf(message['params']));
     },
-    /** Resolves once every request read has its answer, or after `ms`. */
+    /** Resolves once every request read has its answer (a subscription, its acknowledgement), or after `ms`. */
     allAnswered: (ms: number): Promise<void> =>
-      pending.size === 0
+      awaited() === 0
         ? Promise.resolve()
         : new Promise((resolve) => {
             const timer = setTimeout(resolve, ms);

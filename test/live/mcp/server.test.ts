@@ -1081,3 +1081,38 @@ describe('a request that reuses the id of one not answered yet', { timeout: 120_
     expect([status, stderr]).toEqual([0, '']);
   });
 });
+
+describe('a client that closes its input with a subscription open', { timeout: 120_000 }, () => {
+  it('gets its calls answered and its subscription closed, and the server ends at once: a subscription, answered only at the end, is not waited for', async () => {
+    // MCP's 2026-07-28 revision: no handshake, each request names the revision in its `_meta`.
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'printf', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const started = Date.now();
+    const { answers, status, stderr } = await serveInput(
+      tempDir('mcp-open-listen-'),
+      [
+        {
+          jsonrpc: '2.0',
+          id: 'listen',
+          method: 'subscriptions/listen',
+          params: { _meta: envelope, notifications: {} },
+        },
+        { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } },
+      ]
+        .map((message) => `${JSON.stringify(message)}\n`)
+        .join(''),
+    );
+    // The subscription acknowledged, the call answered, and the subscription's end as the server's.
+    expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([
+      [undefined, undefined],
+      [1, undefined],
+      ['listen', undefined],
+    ]);
+    // Well within the minute the server gives the calls in flight when its input ends.
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect([status, stderr]).toEqual([0, '']);
+  });
+});
