@@ -339,9 +339,10 @@ const requestsInFlight = () => {
 };
 
 /**
- * Serves MCP on `input` and `output` until the client closes `input` and every call it sent is
- * answered (Right), or until a message over `MAX_MESSAGE_BYTES` arrives (Left, its code first):
- * a server that stopped reading must not stay alive and deaf.
+ * Serves MCP on `input` and `output` until the client closes `input` (Right), or until a message
+ * over `MAX_MESSAGE_BYTES` arrives (Left, its code first): a server that stopped reading must not
+ * stay alive and deaf. Either way it ends once every call it read is answered: those it read
+ * before the message it could not are made all the same, and their answers must not be lost.
  */
 export const serveMcp = async (
   streams: { readonly input: Readable; readonly output: Writable },
@@ -410,7 +411,7 @@ export const serveMcp = async (
     },
   );
   const outcome = await stopped;
-  if (E.isRight(outcome)) await inFlight.allAnswered(ANSWERS_AFTER_END_MS);
+  await inFlight.allAnswered(ANSWERS_AFTER_END_MS);
   later?.cancel();
   await handle.close();
   streams.output.setMaxListeners(maxListeners);

@@ -6,10 +6,11 @@
  * server with an error instead of leaving it alive and deaf.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import * as E from 'fp-ts/lib/Either.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_MAX_FACTS as DEFAULT_SECTION_FACTS,
@@ -23,7 +24,9 @@ import {
   MAX_SESSION_ID_LENGTH,
   MAX_TASK_ID_LENGTH,
 } from '../../../src/live/session/index.js';
+import { withFileLock } from '../../../src/node/lock.js';
 import { MAIN } from '../../cli/runCli.js';
+import { implementerAnswer } from '../hook/host.js';
 import { tempDir } from '../../tempDirs.js';
 
 interface ToolResult {
@@ -272,6 +275,45 @@ describe('fact-tracker mcp limits', { timeout: 120_000 }, () => {
     for (const deadline = Date.now() + 30_000; alive() && Date.now() < deadline;)
       await new Promise((resolve) => setTimeout(resolve, 100));
     expect(alive()).toBe(false);
+    expect(big.stderr()).toMatch(/^fact-tracker mcp: message_too_large: /mu);
+  });
+
+  it('answers the calls it read before a JSON-RPC message over the limit, then ends: what it recorded for them is not left unsaid', async () => {
+    const cwd = tempDir('mcp-big-after-call-');
+    const log = join(cwd, '.fact-tracker', 'sessions', 's.jsonl');
+    mkdirSync(dirname(log), { recursive: true });
+    const big = await connect(cwd);
+    // Another writer holds the log: the call waits for it while the message over the limit arrives.
+    let release = (): void => undefined;
+    const held = withFileLock(
+      log,
+      { staleMs: 5_000, waitMs: 1_000 },
+      () => new Promise<E.Either<never, void>>((resolve) => (release = () => resolve(E.right(undefined)))),
+    );
+    const ingest = big.client.callTool({
+      name: 'ingest_result',
+      arguments: {
+        sessionId: 's',
+        taskId: '1',
+        role: 'implementer',
+        output: implementerAnswer('1', 'src/a.ts'),
+        at: 1_000,
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const tooLarge = big.client
+      .callTool({ name: 'list_facts', arguments: { sessionId: 's', subject: 'x'.repeat(MAX_MESSAGE_BYTES) } })
+      .then(
+        () => 'answered',
+        () => 'refused',
+      );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    release();
+    await held;
+    const answer = (await ingest) as ToolResult & { structuredContent?: { line?: number } };
+    expect([answer.isError, answer.structuredContent?.line]).toEqual([undefined, 1]);
+    expect(await tooLarge).toBe('refused');
+    expect(readFileSync(log, 'utf8').split('\n')).toHaveLength(2);
     expect(big.stderr()).toMatch(/^fact-tracker mcp: message_too_large: /mu);
   });
 });
