@@ -1,6 +1,11 @@
 /** Serving the MCP server over a pair of streams (the process's standard input and output). */
 import { PassThrough, type Readable, Transform, type Writable } from 'node:stream';
-import { parseJSONRPCMessage, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
+import {
+  type JSONRPCMessage,
+  parseJSONRPCMessage,
+  serializeMessage,
+  SUBSCRIPTION_ID_META_KEY,
+} from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
 import type { z } from 'zod';
@@ -207,6 +212,26 @@ const answersHaveRoom = (output: Writable): Promise<void> =>
   output.writableLength <= MAX_WAITING_ANSWER_BYTES ? Promise.resolve() : drained(output);
 
 /**
+ * How the transport sends a message on `output`: written at once, as the SDK's own `send` does,
+ * so answers keep their order and count in what waits for the client (`answersHaveRoom`), and
+ * resolved once the output has room. Every message sent while it has none waits on one shared
+ * `drained`: the SDK's own puts a 'drain' and an 'error' listener on the output for each, and
+ * each is removed in time linear in their number, so the 50,000 small answers a client let wait
+ * (a script that writes all its calls before it reads one) kept the server busy for minutes
+ * once it read them. A failed output ends the wait too; the transport reports the failure.
+ */
+const messageWriter = (output: Writable): ((message: JSONRPCMessage) => Promise<void>) => {
+  let room: Promise<void> | undefined;
+  return (message) => {
+    if (output.write(serializeMessage(message))) return Promise.resolve();
+    room ??= drained(output).finally(() => {
+      room = undefined;
+    });
+    return room;
+  };
+};
+
+/**
  * A warm-up, whose failure is only a cache missed: the server's boundary for work no call
  * waits for. An exception there (a bug) is told on standard error as `internal`, and the
  * server serves on.
@@ -362,11 +387,6 @@ export const serveMcp = async (
     () => answersHaveRoom(streams.output),
     inFlight.read,
   );
-  // Each answer the output has no room for yet holds a 'drain' and an 'error' listener on it
-  // until it is written (the SDK's transport): as many as the requests in flight, which reading
-  // bounds (`answersHaveRoom`). No leak, so no warning on standard error about one.
-  const maxListeners = streams.output.getMaxListeners();
-  streams.output.setMaxListeners(0);
   // The SDK closes its side as its input ends, dropping the answers still in flight: it reads
   // through a stream of its own that never ends, and is closed once they are written.
   const toSdk = new PassThrough();
@@ -375,10 +395,10 @@ export const serveMcp = async (
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
     maxBufferSize: 2 * MAX_MESSAGE_BYTES,
   });
-  const send = transport.send.bind(transport);
-  transport.send = async (message, ...rest) => {
+  const write = messageWriter(streams.output);
+  transport.send = async (message) => {
     try {
-      return await send(message, ...rest);
+      return await write(message);
     } finally {
       inFlight.answered(message);
     }
@@ -414,6 +434,5 @@ export const serveMcp = async (
   await inFlight.allAnswered(ANSWERS_AFTER_END_MS);
   later?.cancel();
   await handle.close();
-  streams.output.setMaxListeners(maxListeners);
   return outcome;
 };

@@ -1116,3 +1116,37 @@ describe('a client that closes its input with a subscription open', { timeout: 1
     expect([status, stderr]).toEqual([0, '']);
   });
 });
+
+describe('a client that lets many small answers wait before it reads them', { timeout: 120_000 }, () => {
+  it('gets them all soon after it reads: each answer that waited costs the server the same, however many wait', async () => {
+    const child = spawn(process.execPath, [MAIN, 'mcp'], {
+      cwd: tempDir('mcp-many-waiting-'),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let answers = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) answers += 1;
+    });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      // 100,000 pings, about 4 MB of answers: all read while the client reads none (within the bound).
+      child.stdout.pause();
+      const pings = Array.from({ length: 100_000 }, (_, id) => `{"jsonrpc":"2.0","id":${id + 1},"method":"ping"}\n`);
+      child.stdin.end(
+        `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}\n${pings.join('')}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      child.stdout.resume();
+      // Under a second alone; the SDK's listener for each waiting answer made it minutes.
+      const status = await Promise.race([
+        closed,
+        new Promise((resolve) => setTimeout(() => resolve('still busy'), 30_000)),
+      ]);
+      expect([status, answers, stderr]).toEqual([0, pings.length + 1, '']);
+    } finally {
+      child.kill();
+    }
+  });
+});
