@@ -3,7 +3,7 @@
  * exported as they are, and the files a session whose log is gone left beside it deleted.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAIN, projectWithSessions, ROOT, runCli } from './runCli.js';
@@ -149,5 +149,30 @@ describe('fact-tracker sessions', () => {
     expect((await runCli(['sessions', 'delete', 'x.jsonl'], '', place)).stdout).toBe(
       `deleted the files session x.jsonl left beside its log, which was gone, from ${sessions}: x.jsonl.jsonl.snapshot\n`,
     );
+  });
+
+  it('says a session it cannot look at cannot be deleted, never that there is no such session, and deletes nothing', async () => {
+    const { project, sessions } = projectWithSessions('delete-unseen-');
+    writeFileSync(join(sessions, 'web.jsonl'), '{}\n');
+    for (const dir of [project, join(project, '.fact-tracker')]) chmodSync(dir, 0o755);
+    // A folder this process may not search; root searches any: run as nobody, whom the mode binds.
+    chmodSync(sessions, 0o000);
+    const place = { cwd: project, env: {}, ...(process.getuid?.() === 0 ? { uid: 65534 } : {}) };
+    const denied = await runCli(['sessions', 'delete', 'web'], '', place);
+    chmodSync(sessions, 0o755);
+    expect([denied.status, denied.stdout, denied.stderr]).toEqual([
+      1,
+      '',
+      `fact-tracker sessions: io: cannot delete session web in ${sessions}: permission denied\n`,
+    ]);
+    expect(readdirSync(sessions)).toContain('web.jsonl');
+    // A file where the sessions folder belongs: said as `export` says it.
+    rmSync(sessions, { recursive: true });
+    writeFileSync(sessions, 'not a folder\n');
+    const blocked = await runCli(['sessions', 'delete', 'web'], '', { cwd: project, env: {} });
+    expect([blocked.status, blocked.stderr]).toEqual([
+      1,
+      `fact-tracker sessions: io: cannot delete session web in ${sessions}: a part of the path is not a directory\n`,
+    ]);
   });
 });

@@ -8,6 +8,7 @@ import { lstatSync, type Stats } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
+import { fileErrorCode } from '../../node/fileFailure.js';
 import { ioError, type LockSettings, withLogLock } from './logFile.js';
 import type { SessionError } from './model.js';
 
@@ -42,9 +43,16 @@ export interface RemovedSession {
   readonly sideFiles: ReadonlyArray<string>;
 }
 
-/** The regular files in `directory` kept beside the log of session `id`, sorted. */
+/**
+ * The regular files in `directory` kept beside the log of session `id`, sorted; none when the
+ * folder is not there. Throws when it cannot be read: a folder this process may not read is not
+ * an empty one.
+ */
 const sideFilesOf = async (directory: string, id: string): Promise<ReadonlyArray<string>> => {
-  const names = await readdir(directory).catch(() => [] as string[]);
+  const names = await readdir(directory).catch((error: unknown) => {
+    if (fileErrorCode(error) === 'ENOENT') return [] as string[];
+    throw error;
+  });
   return names
     .filter((name) => isSideFileOf(id, name) && lstatQuietly(join(directory, name))?.isFile() === true)
     .sort();
@@ -63,9 +71,15 @@ export const removeSession = async (
   lock: LockSettings,
   forget: () => void = () => undefined,
 ): Promise<E.Either<SessionError, RemovedSession>> => {
-  // No log and nothing beside it: nothing to lock (and maybe no folder to lock in).
-  if (lstatQuietly(file) === undefined && (await sideFilesOf(directory, id)).length === 0)
-    return E.right({ log: false, sideFiles: [] });
+  try {
+    // No log and nothing beside it: nothing to lock (and maybe no folder to lock in). A log that
+    // cannot be looked at (a folder this process may not search, a file in the folder's place)
+    // is said as such, never taken for a session that is not there.
+    if (lstatSync(file, { throwIfNoEntry: false }) === undefined && (await sideFilesOf(directory, id)).length === 0)
+      return E.right({ log: false, sideFiles: [] });
+  } catch (error) {
+    return E.left(ioError(`cannot delete session ${id} in ${directory}`, error));
+  }
   return withLogLock(file, lock, async (): Promise<E.Either<SessionError, RemovedSession>> => {
     const entry = lstatQuietly(file);
     const log = entry?.isFile() === true;
