@@ -131,7 +131,7 @@ const acquire = async (
       return E.left(
         failure(
           'io',
-          `cannot lock ${shown}: another writer held it for the whole wait (${Math.round(settings.waitMs / 1000)} s)`,
+          `cannot lock ${shown}: another writer held it for the whole wait (${Math.round(settings.waitMs / 1000)} s); try again once it is done`,
         ),
       );
     await pause(Math.min(left, pauseFor(attempt)));

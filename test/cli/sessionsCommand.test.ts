@@ -175,4 +175,19 @@ describe('fact-tracker sessions', () => {
       `fact-tracker sessions: io: cannot delete session web in ${sessions}: a part of the path is not a directory\n`,
     ]);
   });
+
+  it('says a session whose lock it cannot take was not deleted, naming it, and deletes nothing', async () => {
+    const { project, sessions } = projectWithSessions('delete-unlocked-');
+    writeFileSync(join(sessions, 'web.jsonl'), '{}\n');
+    writeFileSync(join(sessions, 'web.jsonl.snapshot'), '{}\n');
+    // A file where the lock folder belongs: no writer's lock, named at once rather than waited on.
+    writeFileSync(join(sessions, 'web.jsonl.lock'), '');
+    const run = await runCli(['sessions', 'delete', 'web'], '', { cwd: project, env: {} });
+    expect([run.status, run.stdout, run.stderr]).toEqual([
+      1,
+      '',
+      `fact-tracker sessions: io: session web in ${sessions} was not deleted: ${join(sessions, 'web.jsonl')}.lock is a file, not a lock (a writer's lock is a folder it makes and removes): remove it and try again\n`,
+    ]);
+    expect(readdirSync(sessions).sort()).toEqual(['web.jsonl', 'web.jsonl.lock', 'web.jsonl.snapshot']);
+  });
 });

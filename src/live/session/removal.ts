@@ -80,23 +80,39 @@ export const removeSession = async (
   } catch (error) {
     return E.left(ioError(`cannot delete session ${id} in ${directory}`, error));
   }
-  return withLogLock(file, lock, async (): Promise<E.Either<SessionError, RemovedSession>> => {
-    const entry = lstatQuietly(file);
-    const log = entry?.isFile() === true;
-    // What stands in a log's place is no session of ours to remove.
-    if (entry !== undefined && !log)
-      return E.left({
-        code: 'io',
-        message: `cannot delete session ${id} in ${directory}: its log ${file} is not a file; nothing was deleted`,
-      });
-    try {
-      await rm(file, { force: true });
-      forget();
-      const sideFiles = await sideFilesOf(directory, id);
-      for (const name of sideFiles) await rm(join(directory, name), { force: true });
-      return E.right({ log, sideFiles });
-    } catch (error) {
-      return E.left(ioError(`cannot delete session ${id} in ${directory}`, error));
-    }
-  });
+  // The removal's own answer travels inside a Right: a Left is the lock's, which the user meets
+  // when a live session is writing the log, so it names the session and says it is all still there.
+  const removed = await withLogLock(file, lock, async () => E.right(await removeLocked(directory, id, file, forget)));
+  return E.isLeft(removed)
+    ? E.left({
+        code: removed.left.code,
+        message: `session ${id} in ${directory} was not deleted: ${removed.left.message}`,
+      })
+    : removed.right;
+};
+
+/** `removeSession`'s work, holding the log's lock. */
+const removeLocked = async (
+  directory: string,
+  id: string,
+  file: string,
+  forget: () => void,
+): Promise<E.Either<SessionError, RemovedSession>> => {
+  const entry = lstatQuietly(file);
+  const log = entry?.isFile() === true;
+  // What stands in a log's place is no session of ours to remove.
+  if (entry !== undefined && !log)
+    return E.left({
+      code: 'io',
+      message: `cannot delete session ${id} in ${directory}: its log ${file} is not a file; nothing was deleted`,
+    });
+  try {
+    await rm(file, { force: true });
+    forget();
+    const sideFiles = await sideFilesOf(directory, id);
+    for (const name of sideFiles) await rm(join(directory, name), { force: true });
+    return E.right({ log, sideFiles });
+  } catch (error) {
+    return E.left(ioError(`cannot delete session ${id} in ${directory}`, error));
+  }
 };
