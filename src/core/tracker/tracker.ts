@@ -23,6 +23,7 @@ import { applyEvent, type TrackerEvent } from '../store/events.js';
 import type { FactStore } from '../store/state.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
 import { estimateTokens, type TokenCounter } from '../../tokens/estimate.js';
+import { strictlyIncreasingNow } from './clock.js';
 import { initialTrackerState, type TrackerState } from './state.js';
 import {
   type PromptInput,
@@ -248,20 +249,6 @@ const tailOf = (fields: PromptFields, event: PromptInput, output: PromptOutput):
 const shareState = (state: TrackerState): TrackerState => {
   deepFreeze(state.store);
   return deepFreeze(state);
-};
-
-/**
- * The default clock: `Date.now`, made strictly increasing. Two calls within one millisecond are
- * then two instants, so a later result supersedes an earlier one (and a review settles the one
- * before it) as it would a moment later, rather than both being asserted at one time.
- */
-const strictlyIncreasingNow = (): (() => number) => {
-  let last = -Infinity;
-  return () => {
-    const now = Date.now();
-    last = now > last ? now : last + 1;
-    return last;
-  };
 };
 
 const OPTION_NAMES = [

@@ -35,7 +35,7 @@ export interface SessionOptions extends SessionsFolder, SessionTokenizerOptions 
    * `unknown_session`, and no call writes a new log.
    */
   readonly create?: boolean;
-  /** Epoch milliseconds now, for events given without a time (default `Date.now`). */
+  /** Epoch milliseconds now, for events given without a time (default `Date.now`, made strictly increasing: two calls within one millisecond are two instants). */
   readonly clock?: () => number;
   /** With the default file store: when a dead writer's lock is taken over (default 5,000 ms; at least 2,000). */
   readonly lockStaleMs?: number;

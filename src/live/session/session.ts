@@ -17,6 +17,7 @@ import { isTokenizerName, TOKENIZER_NAMES } from '../../tokens/names.js';
 import { explainRetrieval } from '../../core/prompt/retrieve.js';
 import { emptyReport } from '../../core/store/compact.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
+import { strictlyIncreasingNow } from '../../core/tracker/clock.js';
 import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../../core/tracker/transition.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
 import { fileSessionStore, locateSession } from './files.js';
@@ -158,7 +159,8 @@ const open = async (
 ): Promise<E.Either<SessionError, SessionCalls>> => {
   // Where this session is in its log is its own, whoever else follows it on the same store.
   const store = followedBy(shared);
-  const clock = options.clock ?? Date.now;
+  // Calls of one session within one millisecond are still two instants, as the tracker's are.
+  const clock = options.clock ?? strictlyIncreasingNow();
   const { env } = counting;
 
   /** The one value the session holds: its state after the lines of its log read so far. */
