@@ -20,6 +20,7 @@ import { selectLatestPrompts } from '../../core/store/write.js';
 import { strictlyIncreasingNow } from '../../core/tracker/clock.js';
 import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../../core/tracker/transition.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
+import { checkedStore } from './checkedStore.js';
 import { fileSessionStore, locateSession } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
@@ -144,7 +145,8 @@ export const openSessionCalls = async (
       });
     }
     const counting = sessionCounting(options);
-    return E.isLeft(counting) ? counting : await open(id.right, file, store, options, counting.right);
+    // Every answer of the store is checked once here: a caller's adapter may answer anything.
+    return E.isLeft(counting) ? counting : await open(id.right, file, checkedStore(store), options, counting.right);
   } catch (error) {
     return E.left(boundaryFailure(error));
   }

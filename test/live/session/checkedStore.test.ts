@@ -1,0 +1,66 @@
+/**
+ * A session store of the caller's own that answers outside the port: a session answers every
+ * call with a `{ code, message }` failure, `internal` for the store's bug, and writes nothing.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { memorySessionStore, openSession, type SessionStore } from '../../../src/live/session/index.js';
+
+const result = { task_id: '1', status: 'completed', summary: 'done' };
+
+/** A memory store whose `call`, once armed, answers `answer`. */
+const faulty = (call: 'read' | 'append', answer: unknown) => {
+  const base = memorySessionStore();
+  let armed = false;
+  const store = {
+    ...base,
+    [call]: (...args: never[]) =>
+      armed ? Promise.resolve(answer) : (base[call] as (...a: never[]) => unknown)(...args),
+  } as SessionStore;
+  return { base, store, arm: () => (armed = true) };
+};
+
+describe('a session over a store that answers outside the port', () => {
+  it.each([
+    ['append', null, "the store's append failed with null, not a { code, message }"],
+    ['append', 'disk full', "the store's append failed with a string, not a { code, message }"],
+    ['append', { code: 42 }, "the store's append failed with an object, not a { code, message }"],
+    ['read', null, "the store's read failed with null, not a { code, message }"],
+  ] as const)(
+    'a failure that is no { code, message } from %s (%j) is answered as internal',
+    async (call, left, said) => {
+      const { base, store, arm } = faulty(call, E.left(left));
+      const opened = await openSession('faulty', { store });
+      if (E.isLeft(opened)) throw new Error(opened.left.message);
+      arm();
+      const answer = await opened.right.ingestResult({ role: 'implementer', taskId: '1', output: result, at: 1_000 });
+      expect(answer).toEqual(
+        E.left({ code: 'internal', message: `unexpected failure (a bug; please report it): ${said}` }),
+      );
+      expect(await base.read('faulty', 0)).toMatchObject(E.right({ exists: false, lines: [] }));
+    },
+  );
+
+  it('an answer that is no Either is internal, naming the call', async () => {
+    const { store, arm } = faulty('read', 'lines');
+    const opened = await openSession('faulty', { store });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    arm();
+    expect(await opened.right.snapshot()).toEqual(
+      E.left({
+        code: 'internal',
+        message: "unexpected failure (a bug; please report it): the store's read answered a string, not an Either",
+      }),
+    );
+  });
+
+  it("a store's own failure is the call's answer as it gave it", async () => {
+    const { store, arm } = faulty('append', E.left({ code: 'io', message: 'no space left on the device' }));
+    const opened = await openSession('faulty', { store });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    arm();
+    expect(await opened.right.ingestResult({ role: 'implementer', taskId: '1', output: result, at: 1_000 })).toEqual(
+      E.left({ code: 'io', message: 'no space left on the device' }),
+    );
+  });
+});
