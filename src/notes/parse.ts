@@ -121,7 +121,9 @@ const balancedSpans = (text: string): Array<readonly [number, number]> => {
   return spans;
 };
 
-type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+type Parsed =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly reason: string; readonly tooDeep: boolean };
 
 /** True when brackets outside strings nest deeper than `max` somewhere in `text` (stops there). */
 const nestsDeeperThan = (text: string, max: number): boolean => {
@@ -144,9 +146,9 @@ const nestsDeeperThan = (text: string, max: number): boolean => {
 /** JSON.parse, refusing first what cannot be an answer: building thousands of nested arrays costs far more than reading them. */
 const parseAnswerJson = (text: string): Parsed =>
   nestsDeeperThan(text, MAX_DEPTH)
-    ? { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels` }
+    ? { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels`, tooDeep: true }
     : E.match(
-        (reason: string): Parsed => ({ ok: false, reason: collapseWhitespace(reason) }),
+        (reason: string): Parsed => ({ ok: false, reason: collapseWhitespace(reason), tooDeep: false }),
         (value: unknown): Parsed => ({ ok: true, value }),
       )(parseJson(text));
 
@@ -206,18 +208,21 @@ interface Search {
   firstJsonError: string | undefined;
 }
 
-/** Parses the text from `start` to `end` into `search`; true when it parsed. */
-const tryCandidate = (search: Search, text: string, start: number, end: number, whole: boolean): boolean => {
+/** How a candidate read: it parsed, it nests too deep to be parsed at all, or it is no JSON. */
+type Reading = 'parsed' | 'too_deep' | 'not_json';
+
+/** Parses the text from `start` to `end` into `search`, and says how it read. */
+const tryCandidate = (search: Search, text: string, start: number, end: number, whole: boolean): Reading => {
   const candidate = text.slice(start, end).trim();
   const parsed = parseAnswerJson(candidate);
   if (!parsed.ok) {
     if (/^[[{]/u.test(candidate)) search.firstJsonError ??= parsed.reason;
-    return false;
+    return parsed.tooDeep ? 'too_deep' : 'not_json';
   }
   const found = bestListIn(parsed.value, whole);
   if (found === undefined) search.parsedWithoutList = true;
   else search.candidates.push({ ...found, start, end, inProse: !whole });
-  return true;
+  return 'parsed';
 };
 
 /** A better candidate: a better rank, or the same rank later in the answer (its final answer, not one it quotes). */
@@ -262,7 +267,8 @@ const cutListFrom = (text: string, from: number): number => {
 /**
  * The best fact list of the answer; otherwise the most telling error. Candidates, most
  * likely first: fenced blocks, the whole text, then balanced spans in prose (at most 64
- * parsed, none inside a candidate that already parsed, whose values were searched whole).
+ * parsed, none inside a candidate that already parsed, whose values were searched whole, nor
+ * inside a span nested too deep to parse, a value refused whole).
  * An answer that ends inside a list after the one chosen was cut: `truncated`, not the stale
  * list before it.
  */
@@ -280,9 +286,9 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
   const covered: Array<readonly [number, number]> = [];
   for (const match of text.matchAll(FENCE)) {
     const [start, end] = match.indices?.[1] ?? [0, 0];
-    if (tryCandidate(search, text, start, end, true)) covered.push([start, end]);
+    if (tryCandidate(search, text, start, end, true) === 'parsed') covered.push([start, end]);
   }
-  if (tryCandidate(search, text, 0, text.length, true)) covered.unshift([0, text.length]);
+  if (tryCandidate(search, text, 0, text.length, true) === 'parsed') covered.unshift([0, text.length]);
   covered.sort((a, b) => a[0] - b[0]);
   let coverEnd = 0;
   let next = 0;
@@ -292,7 +298,9 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
     if (end <= coverEnd) continue;
     if (fragments === MAX_FRAGMENTS) break;
     fragments += 1;
-    if (tryCandidate(search, text, start, end, false)) coverEnd = end;
+    // A span too deep to parse is one value refused whole, not prose: the spans inside it are
+    // its parts (an entry's nested field), and read apart one would pass for the answer's list.
+    if (tryCandidate(search, text, start, end, false) !== 'not_json') coverEnd = end;
   }
   const best = chosen(search.candidates);
   if (cutListFrom(text, best?.end ?? 0) !== -1)

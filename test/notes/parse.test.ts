@@ -158,6 +158,22 @@ describe('parseNotableFactsResponse', () => {
     expect(factsOf(`${'[ "'.repeat(size / 4)} ${JSON.stringify({ notableFacts: list })}`).facts).toEqual(list);
   });
 
+  it('refuses an answer nested too deep as a whole, never reading a list out of its nested parts', () => {
+    const nested = (depth: number, inner: string): string => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+    const tooDeep = E.left({
+      code: 'invalid_json',
+      message: 'the JSON in the response does not parse: it nests deeper than 32 levels',
+    });
+    const stray = JSON.stringify({ category: 'People', fact: 'Stray fact' });
+    const entry = JSON.stringify({ ...list[1], sources: 'MARK' }).replace('"MARK"', nested(40, stray));
+    const answer = `{"notableFacts":[${JSON.stringify(list[0])},${entry}]}`;
+    expect(parseNotableFactsResponse(answer)).toEqual(tooDeep);
+    expect(parseNotableFactsResponse(`\`\`\`json\n${answer}\n\`\`\``)).toEqual(tooDeep);
+    expect(parseNotableFactsResponse(nested(40, '1'))).toEqual(tooDeep);
+    // Brackets nested too deep in prose hide nothing that follows them.
+    expect(factsOf(`Scratch ${nested(40, '1')} then ${JSON.stringify({ notableFacts: list })}`).facts).toEqual(list);
+  });
+
   it('never throws, and every fact it returns is in a known category, on one line, within the limits', () => {
     const answer = fc.oneof(
       fc.string({ maxLength: 60 }),
