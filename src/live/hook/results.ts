@@ -186,6 +186,20 @@ export const onReport = (
       tellUnmarked(turn, link.value.dispatch, agentName(agentId, agentType ?? link.value.dispatch.record.agentType));
     return;
   }
+  // A report that names no agent can be paired with no call, nor told apart from its own retry:
+  // recorded, it would land under no task, and again at each retry. A call waiting for its own end
+  // gets the answer from there.
+  if (agentId === undefined) {
+    if (!isAwaitingToolResult(state, turn.now, turn.settings.timeoutMs))
+      say(
+        turn,
+        failure(
+          'report_unpaired',
+          `a ${source === 'stop' ? 'SubagentStop' : 'handed-back report'} named no agent_id, so its result could not be paired with its task and was not recorded`,
+        ),
+      );
+    return;
+  }
   if (O.isSome(link)) {
     const { dispatch, exact } = link.value;
     if (exact || dispatch.record.join === 'agent')
@@ -200,7 +214,7 @@ export const onReport = (
       });
   }
   // Its call will name it (Claude Code): wait for that, unless no call is waiting at all.
-  if (agentId !== undefined && (O.isSome(link) || isAwaitingToolResult(state, turn.now, turn.settings.timeoutMs))) {
+  if (O.isSome(link) || isAwaitingToolResult(state, turn.now, turn.settings.timeoutMs)) {
     turn.records.push({ type: 'report', agentId, text, source, at: turn.now });
     return;
   }
@@ -209,7 +223,7 @@ export const onReport = (
     text,
     agentType,
     at: turn.now,
-    ...(agentId === undefined ? {} : { agentId }),
+    agentId,
     what: agentName(agentId, agentType),
   });
 };

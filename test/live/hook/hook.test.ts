@@ -515,6 +515,26 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect([replayed.prompts.length, replayed.errors]).toEqual([2, []]);
   });
 
+  it('records no result from a SubagentStop that names no agent: not under a made-up task, not twice on a retry', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const session = fixture('claude-code', 'pre-tool-use-agent', cwd)['session_id'] as string;
+    const { agent_id: _named, ...unnamed } = fixture('claude-code', 'subagent-stop', cwd);
+    // While its call waits, the call's end brings the answer, recorded once under the call's task.
+    await send(fixture('claude-code', 'pre-tool-use-agent', cwd));
+    expect((await send(unnamed)).output).toBeUndefined();
+    await send(fixture('claude-code', 'post-tool-use-agent', cwd));
+    // With no call waiting, a stop delivered twice is told each time and recorded never.
+    for (let attempt = 0; attempt < 2; attempt += 1)
+      expect((await send(unnamed)).output?.['systemMessage']).toMatch(
+        /^fact-tracker: report_unpaired: a SubagentStop named no agent_id, so its result could not be paired/u,
+      );
+    const replayed = replayOf(logOf(cwd, session));
+    expect([...new Set(replayed.facts.map((fact) => fact.sourceTaskId))]).toEqual(['1']);
+    const dispatches = readFileSync(logOf(cwd, session), 'utf8').match(/"type":"dispatch"/gu);
+    expect(dispatches).toHaveLength(1);
+  });
+
   it('a subagent prompt of invisible characters only starts nothing, as a blank one: no section, no log', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });
