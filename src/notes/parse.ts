@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { parseJson } from '../base/json.js';
+import { findDuplicateKey } from '../base/jsonKeys.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, isBlank } from '../base/text.js';
 import {
@@ -121,9 +122,13 @@ const balancedSpans = (text: string): Array<readonly [number, number]> => {
   return spans;
 };
 
+/**
+ * A candidate parsed, or why not: `whole` when it is one value refused as a whole (nested too
+ * deep, or giving a key twice), whose parts must not be read on their own.
+ */
 type Parsed =
   | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly reason: string; readonly tooDeep: boolean };
+  | { readonly ok: false; readonly reason: string; readonly whole: boolean };
 
 /** True when brackets outside strings nest deeper than `max` somewhere in `text` (stops there). */
 const nestsDeeperThan = (text: string, max: number): boolean => {
@@ -143,14 +148,26 @@ const nestsDeeperThan = (text: string, max: number): boolean => {
   return false;
 };
 
-/** JSON.parse, refusing first what cannot be an answer: building thousands of nested arrays costs far more than reading them. */
-const parseAnswerJson = (text: string): Parsed =>
-  nestsDeeperThan(text, MAX_DEPTH)
-    ? { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels`, tooDeep: true }
-    : E.match(
-        (reason: string): Parsed => ({ ok: false, reason: collapseWhitespace(reason), tooDeep: false }),
-        (value: unknown): Parsed => ({ ok: true, value }),
-      )(parseJson(text));
+/**
+ * JSON.parse, refusing first what cannot be an answer (building thousands of nested arrays costs
+ * far more than reading them), and then an object that gives a key twice: JSON.parse keeps the
+ * last (`{"notableFacts": [...], "notableFacts": []}` would clear every fact), where the answer
+ * says two things.
+ */
+const parseAnswerJson = (text: string): Parsed => {
+  if (nestsDeeperThan(text, MAX_DEPTH))
+    return { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels`, whole: true };
+  const parsed = parseJson(text);
+  if (E.isLeft(parsed)) return { ok: false, reason: collapseWhitespace(parsed.left), whole: false };
+  const twice = findDuplicateKey(text);
+  return twice === undefined
+    ? { ok: true, value: parsed.right }
+    : {
+        ok: false,
+        reason: `it gives the key "${clipEnd(collapseWhitespace(twice), 40)}" twice in one object`,
+        whole: true,
+      };
+};
 
 /**
  * A fact list found in an answer, ranked: an object with the documented key, then one with
@@ -208,8 +225,8 @@ interface Search {
   firstJsonError: string | undefined;
 }
 
-/** How a candidate read: it parsed, it nests too deep to be parsed at all, or it is no JSON. */
-type Reading = 'parsed' | 'too_deep' | 'not_json';
+/** How a candidate read: it parsed, it was refused as one value (nested too deep, a key given twice), or it is no JSON. */
+type Reading = 'parsed' | 'refused' | 'not_json';
 
 /** Parses the text from `start` to `end` into `search`, and says how it read. */
 const tryCandidate = (search: Search, text: string, start: number, end: number, whole: boolean): Reading => {
@@ -217,7 +234,7 @@ const tryCandidate = (search: Search, text: string, start: number, end: number, 
   const parsed = parseAnswerJson(candidate);
   if (!parsed.ok) {
     if (/^[[{]/u.test(candidate)) search.firstJsonError ??= parsed.reason;
-    return parsed.tooDeep ? 'too_deep' : 'not_json';
+    return parsed.whole ? 'refused' : 'not_json';
   }
   const found = bestListIn(parsed.value, whole);
   if (found === undefined) search.parsedWithoutList = true;
@@ -298,8 +315,9 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
     if (end <= coverEnd) continue;
     if (fragments === MAX_FRAGMENTS) break;
     fragments += 1;
-    // A span too deep to parse is one value refused whole, not prose: the spans inside it are
-    // its parts (an entry's nested field), and read apart one would pass for the answer's list.
+    // A span refused as one value (too deep to parse, a key given twice) is not prose: the spans
+    // inside it are its parts (an entry's nested field, one of the two lists of a key given
+    // twice), and read apart one would pass for the answer's list.
     if (tryCandidate(search, text, start, end, false) !== 'not_json') coverEnd = end;
   }
   const best = chosen(search.candidates);

@@ -174,6 +174,26 @@ describe('parseNotableFactsResponse', () => {
     expect(factsOf(`Scratch ${nested(40, '1')} then ${JSON.stringify({ notableFacts: list })}`).facts).toEqual(list);
   });
 
+  it('refuses an answer that gives a key twice in one object as a whole, never keeping one of the two or reading a list out of them', () => {
+    const twice = (key: string) =>
+      E.left({
+        code: 'invalid_json',
+        message: `the JSON in the response does not parse: it gives the key "${key}" twice in one object`,
+      });
+    // JSON.parse keeps the last: the empty list would clear every fact, and the first list read
+    // alone from prose would pass for the answer.
+    const answer = `{"notableFacts":${JSON.stringify(list)},"notableFacts":[]}`;
+    expect(parseNotableFactsResponse(answer)).toEqual(twice('notableFacts'));
+    expect(parseNotableFactsResponse(`Here it is:\n\`\`\`json\n${answer}\n\`\`\``)).toEqual(twice('notableFacts'));
+    expect(parseNotableFactsResponse(`{"notableFacts":[{"category":"People","fact":"a","fact":"b"}]}`)).toEqual(
+      twice('fact'),
+    );
+    // A key in untrusted text stays on the line of the message.
+    expect(parseNotableFactsResponse('{"a\\nb":1,"a\\nb":2}')).toEqual(twice('a b'));
+    // The same key in two objects is no repeat.
+    expect(factsOf(JSON.stringify({ notableFacts: list })).facts).toEqual(list);
+  });
+
   it('never throws, and every fact it returns is in a known category, on one line, within the limits', () => {
     const answer = fc.oneof(
       fc.string({ maxLength: 60 }),

@@ -23,7 +23,7 @@ import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import { chooseVia, hasInstalledBinary } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
-import { findDuplicateKey } from '../init/jsonKeys.js';
+import { findDuplicateKey } from '../../base/jsonKeys.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
 import { keepingLineEndings } from '../init/lineEndings.js';
 import { readSettingsFile } from '../init/projectFile.js';

@@ -2,6 +2,7 @@
  * Numbers in JSON text that `JSON.parse` cannot keep: past a double's precision
  * (12345678901234567891) or its range (1e400), which a rewrite would change.
  */
+import { endOfString } from '../../base/jsonKeys.js';
 
 /** A number's decimal value as significant digits (no leading or trailing zeros) and an exponent. */
 const decimalOf = (number: string): string => {
@@ -41,14 +42,4 @@ export const findInexactNumber = (json: string): string | undefined => {
     if (!Number.isFinite(value) || decimalOf(token) !== decimalOf(String(Math.abs(value)))) return token;
   }
   return undefined;
-};
-
-/** The index just past the string that opens at `start` (a `"`), or the text's end. */
-export const endOfString = (json: string, start: number): number => {
-  for (let at = start + 1; at < json.length; at += 1) {
-    const char = json[at];
-    if (char === '\\') at += 1;
-    else if (char === '"') return at + 1;
-  }
-  return json.length;
 };

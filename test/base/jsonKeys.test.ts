@@ -1,7 +1,7 @@
 /** `findDuplicateKey`: the keys a JSON object gives twice, which JSON.parse keeps one of. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findDuplicateKey } from '../../../src/cli/init/jsonKeys.js';
+import { findDuplicateKey } from '../../src/base/jsonKeys.js';
 
 describe('findDuplicateKey', () => {
   it('finds a key given twice in one object, at any depth, written the same or escaped', () => {

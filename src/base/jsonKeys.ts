@@ -1,8 +1,18 @@
 /**
  * Keys a JSON object gives more than once (`{"env": {...}, "env": {...}}`): `JSON.parse` keeps
- * the last and drops the others, which a rewrite of the file would then lose for good.
+ * the last and drops the others, which a rewrite of a settings file would then lose for good,
+ * and which leave a model's answer meaning two things.
  */
-import { endOfString } from './jsonNumbers.js';
+
+/** The index just past the string that opens at `start` (a `"`), or the text's end. */
+export const endOfString = (json: string, start: number): number => {
+  for (let at = start + 1; at < json.length; at += 1) {
+    const char = json[at];
+    if (char === '\\') at += 1;
+    else if (char === '"') return at + 1;
+  }
+  return json.length;
+};
 
 /** The only whitespace JSON allows between its tokens. */
 const JSON_WHITESPACE = ' \t\n\r';
