@@ -6,10 +6,10 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { parseJson } from '../base/json.js';
+import { exceedsJsonDepth, parseJson } from '../base/json.js';
 import { findDuplicateKey } from '../base/jsonKeys.js';
 import { type Fields, isRecord } from '../base/record.js';
-import { clipEnd, collapseWhitespace, isBlank } from '../base/text.js';
+import { clipEnd, collapseWhitespace, isBlank, quoteText } from '../base/text.js';
 import {
   type CategorizedFact,
   categoryNames,
@@ -130,24 +130,6 @@ type Parsed =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly reason: string; readonly whole: boolean };
 
-/** True when brackets outside strings nest deeper than `max` somewhere in `text` (stops there). */
-const nestsDeeperThan = (text: string, max: number): boolean => {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    if (inString) {
-      if (code === BACKSLASH) i += 1;
-      else if (code === QUOTE) inString = false;
-    } else if (code === QUOTE) inString = true;
-    else if (isOpening(code)) {
-      depth += 1;
-      if (depth > max) return true;
-    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth -= 1;
-  }
-  return false;
-};
-
 /**
  * JSON.parse, refusing first what cannot be an answer (building thousands of nested arrays costs
  * far more than reading them), and then an object that gives a key twice: JSON.parse keeps the
@@ -155,7 +137,7 @@ const nestsDeeperThan = (text: string, max: number): boolean => {
  * says two things.
  */
 const parseAnswerJson = (text: string): Parsed => {
-  if (nestsDeeperThan(text, MAX_DEPTH))
+  if (exceedsJsonDepth(text, MAX_DEPTH))
     return { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels`, whole: true };
   const parsed = parseJson(text);
   if (E.isLeft(parsed)) return { ok: false, reason: collapseWhitespace(parsed.left), whole: false };
@@ -164,7 +146,7 @@ const parseAnswerJson = (text: string): Parsed => {
     ? { ok: true, value: parsed.right }
     : {
         ok: false,
-        reason: `it gives the key "${clipEnd(collapseWhitespace(twice), 40)}" twice in one object`,
+        reason: `it gives the key ${quoteText(twice)} twice in one object`,
         whole: true,
       };
 };
@@ -285,7 +267,7 @@ const cutListFrom = (text: string, from: number): number => {
  * The best fact list of the answer; otherwise the most telling error. Candidates, most
  * likely first: fenced blocks, the whole text, then balanced spans in prose (at most 64
  * parsed, none inside a candidate that already parsed, whose values were searched whole, nor
- * inside a span nested too deep to parse, a value refused whole).
+ * inside a span refused whole: nested too deep to parse, or giving a key twice).
  * An answer that ends inside a list after the one chosen was cut: `truncated`, not the stale
  * list before it.
  */
