@@ -353,7 +353,7 @@ describe('exact top k', () => {
       fc.property(storeArb(3, true), fc.array(fewArb, { minLength: 1, maxLength: 6 }), (store, queries) => {
         for (const query of queries) expectExact(store, query);
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
   });
 
@@ -538,7 +538,7 @@ describe('exact top k', () => {
             expect(retrieveFacts(target, { ...query, scratch })).toEqual(expected);
           }
       }),
-      { numRuns: 150 },
+      { numRuns: 80 },
     );
   });
 
