@@ -11,7 +11,7 @@
  * with look-alikes that must pass (prose about tokens, commit ids, paths).
  */
 import { refuseArgument } from './describe.js';
-import { removeInvisible } from './text.js';
+import { hasInvisible, removeInvisible } from './text.js';
 
 /** One secret shape: a name to show and the pattern that finds it. */
 interface SecretShape {
@@ -79,15 +79,12 @@ const ANY_ANCHOR =
 /** The fewest characters any shape matches: a password in a URL, `a://b:pwd@h`. Most of a result's texts are shorter. */
 const SHORTEST_SECRET = 11;
 
-/** Any format character, the class `removeInvisible` draws from: a cheap test before the copy. */
-const ANY_FORMAT = /\p{Cf}/u;
-
 /**
  * `text` as every renderer shows it: the bundle, the dashboard and `show` remove invisible
  * format characters, so a zero-width space or a soft hyphen inside a token would hide it from
  * the shapes here and still render it whole. The shapes look at what is shown.
  */
-const asShown = (text: string): string => (ANY_FORMAT.test(text) ? removeInvisible(text) : text);
+const asShown = (text: string): string => (hasInvisible(text) ? removeInvisible(text) : text);
 
 /** The name of the first secret shape `text` holds ("a GitHub token"), or undefined when it holds none. */
 export const findSecret = (raw: string): string | undefined => {
@@ -156,7 +153,7 @@ const holdsSecret = (value: unknown): boolean => {
   const texts: string[] = [];
   collectTexts(value, new Set(), texts);
   const all = texts.join('\n');
-  if (!ANY_ANCHOR.test(all) && !ANY_FORMAT.test(all)) return false;
+  if (!ANY_ANCHOR.test(all) && !hasInvisible(all)) return false;
   return texts.some((text) => findSecret(text) !== undefined);
 };
 

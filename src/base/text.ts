@@ -7,12 +7,16 @@
 const LINE_BREAKING = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
 
 /**
- * Other invisible format characters (zero-width spaces and joiners, direction marks, the
- * Arabic letter mark, tag characters, the soft hyphen): they render as nothing, so they are
- * removed rather than turned into a space. They can hide text from a reader, or smuggle
- * instructions past one (tag characters spell ASCII invisibly).
+ * Other invisible characters: format characters (zero-width spaces and joiners, direction marks,
+ * the Arabic letter mark, tag characters, the soft hyphen) and the rest of Unicode's
+ * default-ignorable code points (Hangul fillers, variation selectors, the combining grapheme
+ * joiner). They render as nothing, so they are removed rather than turned into a space. They
+ * can hide text from a reader, or smuggle instructions past one (tag characters spell ASCII
+ * invisibly); a field of Hangul fillers alone would render as a blank one.
  */
-const INVISIBLE = /(?![\u202A-\u202E\u2066-\u2069])\p{Cf}/gu;
+const INVISIBLE_CLASS = String.raw`(?![\u202A-\u202E\u2066-\u2069])[\p{Cf}\p{Default_Ignorable_Code_Point}]`;
+const INVISIBLE = new RegExp(INVISIBLE_CLASS, 'gu');
+const ANY_INVISIBLE = new RegExp(INVISIBLE_CLASS, 'u');
 
 /** True for a code unit the collapsing pattern may match (anything but a plain visible character). */
 const mayBreakLine = (code: number): boolean =>
@@ -25,8 +29,9 @@ const mayBreakLine = (code: number): boolean =>
   (code >= 0x2066 && code <= 0x2069) ||
   code === 0x3000 ||
   code === 0xfeff ||
-  // Format characters (see INVISIBLE); any surrogate, so astral ones (tag characters) are checked by the pattern.
+  // Invisible characters (see INVISIBLE); any surrogate, so astral ones (tag characters) are checked by the pattern.
   code === 0xad ||
+  code === 0x34f ||
   (code >= 0x600 && code <= 0x605) ||
   code === 0x61c ||
   code === 0x6dd ||
@@ -34,11 +39,18 @@ const mayBreakLine = (code: number): boolean =>
   code === 0x890 ||
   code === 0x891 ||
   code === 0x8e2 ||
-  code === 0x180e ||
+  code === 0x115f ||
+  code === 0x1160 ||
+  code === 0x17b4 ||
+  code === 0x17b5 ||
+  (code >= 0x180b && code <= 0x180f) ||
   (code >= 0x200b && code <= 0x200f) ||
   (code >= 0x2060 && code <= 0x206f) ||
+  code === 0x3164 ||
   (code >= 0xd800 && code <= 0xdfff) ||
-  (code >= 0xfff9 && code <= 0xfffb);
+  (code >= 0xfe00 && code <= 0xfe0f) ||
+  code === 0xffa0 ||
+  (code >= 0xfff0 && code <= 0xfffb);
 
 /** True when `text` is already collapsed: single spaces between visible characters only. */
 const isCollapsed = (text: string): boolean => {
@@ -52,6 +64,9 @@ const isCollapsed = (text: string): boolean => {
 
 /** `text` without its invisible format characters: what every renderer of stored text shows of it. */
 export const removeInvisible = (text: string): string => text.replace(INVISIBLE, '');
+
+/** True when `text` holds a character `removeInvisible` removes: a cheap test before a copy. */
+export const hasInvisible = (text: string): boolean => ANY_INVISIBLE.test(text);
 
 /** Trims, removes invisible format characters and turns every run of whitespace or control characters into one space. */
 export const collapseWhitespace = (text: string): string =>

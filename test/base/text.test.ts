@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collapseWhitespace, isBlank } from '../../src/base/text.js';
 
-const INVISIBLE_OR_BREAKING = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\n\r\t]/u;
+const INVISIBLE_OR_BREAKING = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Zl}\p{Zp}\n\r\t]/u;
 
 describe('collapseWhitespace', () => {
   it.each([
@@ -11,6 +11,8 @@ describe('collapseWhitespace', () => {
     ['Arabic letter mark', 'x\u061Cy', 'xy'],
     ['tag characters spelling text', 'ok\u{E0041}\u{E0042}', 'ok'],
     ['soft hyphen and word joiner', 'co\u00ADop\u2060', 'coop'],
+    ['Hangul fillers', 'a\u3164b\u115F\u1160c\uFFA0', 'abc'],
+    ['variation selectors and the combining grapheme joiner', 'o\uFE0Fk\u034F\u{E0100}', 'ok'],
     ['a bidi override, as a space', 'a\u202Eb', 'a b'],
     ['newlines and tabs', ' a\n\tb\r\n', 'a b'],
   ])('removes or collapses %s', (_name, input, expected) => {
@@ -53,6 +55,9 @@ describe('isBlank', () => {
     ['a soft hyphen and direction marks among spaces', ' \u00AD\u200E\u200F '],
     ['tag characters', '\u{E0041}\u{E0042}'],
     ['a bidi override and a control character', '\u202E\u0007'],
+    ['a Hangul filler', '\u3164'],
+    ['halfwidth and leading Hangul fillers among spaces', ' \uFFA0 \u115F '],
+    ['a variation selector', '\uFE0F'],
   ])('is true for %s', (_name, text) => {
     expect(isBlank(text)).toBe(true);
   });
@@ -74,7 +79,9 @@ describe('isBlank', () => {
     );
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom('\u200B', '\u2060', '\uFEFF', '\u{E0020}', ' ', '\n', 'x'), { maxLength: 10 }),
+        fc.array(fc.constantFrom('\u200B', '\u2060', '\uFEFF', '\u{E0020}', '\u3164', '\uFE0F', ' ', '\n', 'x'), {
+          maxLength: 10,
+        }),
         (chars) => {
           const text = chars.join('');
           expect(isBlank(text)).toBe(collapseWhitespace(text) === '');

@@ -144,6 +144,11 @@ describe('text that shows nothing', () => {
     '\u061C',
     '\u180E',
     '\u{E0041}',
+    '\u3164',
+    '\u1160',
+    '\uFFA0',
+    '\uFE0F',
+    '\u034F',
   ];
   const invisibleArb = fc
     .array(fc.constantFrom(...INVISIBLE, ' ', '\t', '\n', '\u0007'), { minLength: 1, maxLength: 8 })

@@ -217,8 +217,15 @@ describe('extractFromImplementer', () => {
     }
   });
 
-  it('reads text of invisible characters only (zero-width spaces and joiners, U+2060, U+FEFF) as blank: no fact and no warning, as for spaces', () => {
-    for (const invisible of ['\u200B', '\u200C\u200D', ' \u2060\uFEFF ', '\u00AD\u200E\u{E0041}']) {
+  it('reads text of invisible characters only (zero-width spaces and joiners, U+2060, U+FEFF, Hangul fillers) as blank: no fact and no warning, as for spaces', () => {
+    for (const invisible of [
+      '\u200B',
+      '\u200C\u200D',
+      ' \u2060\uFEFF ',
+      '\u00AD\u200E\u{E0041}',
+      '\u3164',
+      '\u115F\uFFA0\uFE0F',
+    ]) {
       const implementer = (fields: Partial<Record<keyof ImplementerResult, unknown>>): Extraction =>
         extractFromImplementer(implementerResult(fields), '3', AT);
       expect(implementer({ summary: invisible })).toEqual(implementer({ summary: '   ' }));

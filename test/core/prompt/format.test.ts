@@ -438,8 +438,9 @@ describe('collapseWhitespace', () => {
   it('agrees with collapsing by the full pattern, for any text (the fast path skips only collapsed text)', async () => {
     const { collapseWhitespace } = await import('../../../src/base/text.js');
     const pattern = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
-    // Invisible format characters other than the bidi controls are removed, not turned into a space.
-    const invisible = /(?![\u202A-\u202E\u2066-\u2069])\p{Cf}/gu;
+    // Invisible characters (format characters other than the bidi controls, and the other
+    // default-ignorable code points) are removed, not turned into a space.
+    const invisible = /(?![\u202A-\u202E\u2066-\u2069])[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
     fc.assert(
       fc.property(
         fc.string({ unit: 'binary', maxLength: 60 }),
