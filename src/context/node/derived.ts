@@ -142,7 +142,7 @@ export const checkGitVisibility = async (
   const local = gitPathOf(scope, scope.paths.sessions);
   const paths = wroteJson ? [json, local] : sessions ? [local] : [];
   if (paths.length === 0) return { warnings: [], notes: [] };
-  const first = await ignoredBy(scope.paths.root, paths);
+  const first = await ignoredBy(scope.gitAnswers, scope.paths.root, paths);
   if (E.isLeft(first))
     return { warnings: [`cannot tell whether git ignores ${paths.join(' and ')}: ${first.left.message}`], notes: [] };
   const jsonRule = wroteJson ? first.right.get(json) : undefined;
@@ -152,7 +152,7 @@ export const checkGitVisibility = async (
     return { warnings, notes: [], ...(found === undefined ? {} : { sessionsIgnoredBy: found }) };
   const added = addSessionsRule(scope);
   if (E.isLeft(added)) return { warnings: [...warnings, added.left.message], notes: [] };
-  const again = await ignoredBy(scope.paths.root, [local]);
+  const again = await ignoredBy(scope.gitAnswers, scope.paths.root, [local]);
   const rule = E.isRight(again) ? again.right.get(local) : undefined;
   return {
     warnings,
@@ -166,6 +166,6 @@ export const checkGitVisibility = async (
 /** The rule that keeps the tool sessions of `scope` out of git, for a read; undefined when git would commit them. */
 export const sessionsIgnoredBy = async (scope: Scope): Promise<string | undefined> => {
   const local = gitPathOf(scope, scope.paths.sessions);
-  const found = await ignoredBy(scope.paths.root, [local]);
+  const found = await ignoredBy(scope.gitAnswers, scope.paths.root, [local]);
   return E.isRight(found) ? found.right.get(local) : undefined;
 };

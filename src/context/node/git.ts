@@ -80,6 +80,74 @@ export const runGitBytes = async (
 export const runGit = async (cwd: string, args: ReadonlyArray<string>, input?: Buffer): Promise<GitResult> =>
   E.map(decodeGitOutput)(await runGitBytes(cwd, args, input));
 
+/**
+ * What git answered in one call of the shell about the repository itself (where its files are,
+ * whether it is shallow, its origin, its first commits), by the query: asked once however many
+ * steps of the call need it, and never about the working tree, which every read asks afresh.
+ * Scratch for one call, made with `new Map()`; a query in flight is shared by whoever asks it.
+ */
+export type GitAnswers = Map<string, Promise<GitResult>>;
+
+/**
+ * Git's answer to `args` at `root`, asked once per call (see `GitAnswers`); an answer `keep`
+ * refuses (one that may change while the call runs) is asked again by the next step that needs it.
+ */
+const askOnce = (
+  answers: GitAnswers,
+  root: string,
+  args: ReadonlyArray<string>,
+  keep: (result: GitResult) => boolean = () => true,
+): Promise<GitResult> => {
+  const query = JSON.stringify([root, ...args]);
+  const known = answers.get(query);
+  if (known !== undefined) return known;
+  const asked = runGit(root, args).then((result) => {
+    if (!keep(result)) answers.delete(query);
+    return result;
+  });
+  answers.set(query, asked);
+  return asked;
+};
+
+/** Where git keeps the repository's files and what kind it is, as one `git rev-parse` gives them. */
+interface GitDirectoryFacts {
+  readonly shallow: boolean;
+  readonly objectFormat: string;
+  /** The clone's own ignore rules (`info/exclude`), relative to the root as git gives it. */
+  readonly excludeFile: string;
+}
+
+/**
+ * Whether the repository at `root` is shallow, its object format and where its `info/exclude`
+ * is: one `git rev-parse` for the three, since none of them fails where the others answer (each
+ * needs only the repository git finds), asked once per call. Git prints them in the order
+ * asked, one a line; the path last, as it may hold a line break of its own.
+ */
+const gitDirectoryFacts = async (
+  answers: GitAnswers,
+  root: string,
+): Promise<E.Either<GitFailure, GitDirectoryFacts>> => {
+  const said = await askOnce(answers, root, [
+    'rev-parse',
+    '--is-shallow-repository',
+    '--show-object-format',
+    '--git-path',
+    'info/exclude',
+  ]);
+  if (E.isLeft(said)) return said;
+  const [shallow = '', objectFormat = '', ...rest] = said.right.split('\n');
+  // Only git's own line break goes: a path ending in a line break keeps it.
+  return E.right({
+    shallow: shallow.trim() === 'true',
+    objectFormat: objectFormat.trim(),
+    excludeFile: rest.join('\n').replace(/\n$/u, ''),
+  });
+};
+
+/** The object format (`sha1`, `sha256`) of the repository at `root`, or how git failed to say. */
+export const objectFormat = async (answers: GitAnswers, root: string): Promise<E.Either<GitFailure, string>> =>
+  E.map((facts: GitDirectoryFacts) => facts.objectFormat)(await gitDirectoryFacts(answers, root));
+
 /** A git failure inside a repository, in git's own words. */
 export const gitFailed = (failure: GitFailure): ContextError => ({
   code: 'git_failed',
@@ -129,9 +197,10 @@ export const locateRepository = async (cwd: string): Promise<E.Either<ContextErr
  * that is not one of this repository's first commits is not trusted: the history is walked,
  * and the key resolution says the checkout computes another identity. A shallow clone, which
  * may lack the first commit, takes the recorded one. A failing git is an error, never a switch
- * to another key.
+ * to another key. `answers` keeps what git said for the rest of the call.
  */
 export const readRepositoryFacts = async (
+  answers: GitAnswers,
   location: RepositoryLocation,
   knownRoot?: string,
 ): Promise<E.Either<ContextError, RepositoryFacts>> => {
@@ -139,8 +208,8 @@ export const readRepositoryFacts = async (
   if (location.kind === 'none') return E.right({ rootCommits: [], folder });
   // The recorded first commit is checked while the origin is read: each is one short git process.
   const [origin, known] = await Promise.all([
-    runGit(location.root, ['config', '--get', 'remote.origin.url']),
-    knownRoot === undefined ? Promise.resolve('unknown' as const) : checkFirstCommit(location.root, knownRoot),
+    askOnce(answers, location.root, ['config', '--get', 'remote.origin.url']),
+    knownRoot === undefined ? Promise.resolve('unknown' as const) : checkFirstCommit(answers, location.root, knownRoot),
   ]);
   // Exit 1 is the documented answer for an unset key.
   if (E.isLeft(origin) && origin.left.code !== 1) return E.left(gitFailed(origin.left));
@@ -150,16 +219,17 @@ export const readRepositoryFacts = async (
   if (known === 'first') return E.right({ rootCommits: [knownRoot!], folder });
   const misrecorded = known === 'has_parents' ? { misrecordedRoot: knownRoot! } : {};
   // A shallow clone's history ends at its boundary, which looks like a first commit: it is no identity.
-  if (await isShallow(location.root)) return E.right({ rootCommits: [], folder, shallow: true, ...misrecorded });
+  if (await isShallow(answers, location.root))
+    return E.right({ rootCommits: [], folder, shallow: true, ...misrecorded });
   return E.map((ids: ReadonlyArray<string>): RepositoryFacts => ({ rootCommits: ids, folder, ...misrecorded }))(
-    await rootCommits(location.root),
+    await rootCommits(answers, location.root),
   );
 };
 
 /** True in a shallow clone, whose history stops at a boundary. */
-const isShallow = async (root: string): Promise<boolean> => {
-  const shallow = await runGit(root, ['rev-parse', '--is-shallow-repository']);
-  return E.isRight(shallow) && shallow.right.trim() === 'true';
+const isShallow = async (answers: GitAnswers, root: string): Promise<boolean> => {
+  const facts = await gitDirectoryFacts(answers, root);
+  return E.isRight(facts) && facts.right.shallow;
 };
 
 /**
@@ -168,20 +238,29 @@ const isShallow = async (root: string): Promise<boolean> => {
  * recorded its boundary), unless this is a shallow clone too, which cannot tell; or a commit
  * a shallow clone lacks, taken at its word (`first`); otherwise `unknown`.
  */
-const checkFirstCommit = async (root: string, id: string): Promise<'first' | 'has_parents' | 'unknown'> => {
-  const commit = await runGit(root, ['cat-file', 'commit', id]);
+const checkFirstCommit = async (
+  answers: GitAnswers,
+  root: string,
+  id: string,
+): Promise<'first' | 'has_parents' | 'unknown'> => {
+  // A commit is what it is for good; one this clone lacks may arrive (a fetch) while the call runs.
+  const commit = await askOnce(answers, root, ['cat-file', 'commit', id], E.isRight);
   if (E.isRight(commit))
     return !/^parent /mu.test(commit.right.split('\n\n')[0] ?? '')
       ? 'first'
-      : (await isShallow(root))
+      : (await isShallow(answers, root))
         ? 'unknown'
         : 'has_parents';
-  return (await isShallow(root)) ? 'first' : 'unknown';
+  return (await isShallow(answers, root)) ? 'first' : 'unknown';
 };
 
 /** The commits without parents reachable from HEAD: a walk of the whole history. */
-const rootCommits = async (root: string): Promise<E.Either<ContextError, ReadonlyArray<string>>> => {
-  const roots = await runGit(root, ['rev-list', '--max-parents=0', 'HEAD', '--']);
+const rootCommits = async (
+  answers: GitAnswers,
+  root: string,
+): Promise<E.Either<ContextError, ReadonlyArray<string>>> => {
+  // A HEAD without commits may get its first one while the call runs: that answer is asked again.
+  const roots = await askOnce(answers, root, ['rev-list', '--max-parents=0', 'HEAD', '--'], E.isRight);
   if (E.isRight(roots)) return E.right(roots.right.split('\n').filter((line) => line !== ''));
   // Before the first commit HEAD names no commit: no roots yet.
   return /unknown revision|ambiguous argument|bad revision/iu.test(roots.left.message)
@@ -245,10 +324,11 @@ export const readBlob = async (
  * ignored (it is committed, whatever the rules say).
  */
 export const ignoredBy = async (
+  answers: GitAnswers,
   root: string,
   paths: ReadonlyArray<string>,
 ): Promise<E.Either<ContextError, ReadonlyMap<string, string>>> => {
-  const blocking = await blockingIgnoreFile(root, paths);
+  const blocking = await blockingIgnoreFile(answers, root, paths);
   if (blocking !== undefined) return E.left(blocking);
   const found = await runGit(
     root,
@@ -278,14 +358,14 @@ const blockingRules = (shown: string, stat: Stats): ContextError => ({
  * A FIFO, socket or device at `.git/info/exclude`, the clone's own ignore rules (a linked
  * worktree's are its main checkout's): `git status`, `git diff` and `git check-ignore` open it
  * for its rules and would wait on such a file for good, so it is named instead of git run.
- * Git says where the file is (`--git-path`), which reads no rules; a link is followed, as git
- * follows it.
+ * Git says where the file is (`--git-path`, once per call), which reads no rules; what is there
+ * is looked at every time; a link is followed, as git follows it.
  */
-export const blockingExcludeFile = async (root: string): Promise<ContextError | undefined> => {
+export const blockingExcludeFile = async (answers: GitAnswers, root: string): Promise<ContextError | undefined> => {
   // A git that cannot answer here fails the command it was about to run, in its own words.
-  const where = await runGit(root, ['rev-parse', '--git-path', 'info/exclude']);
+  const where = await gitDirectoryFacts(answers, root);
   if (E.isLeft(where)) return undefined;
-  const file = path.resolve(root, where.right.replace(/\n$/u, ''));
+  const file = path.resolve(root, where.right.excludeFile);
   const stat = await fs.stat(file).catch(() => undefined);
   if (stat === undefined || stat.isFile() || stat.isDirectory()) return undefined;
   const relative = path.relative(root, file);
@@ -299,8 +379,12 @@ export const blockingExcludeFile = async (root: string): Promise<ContextError | 
  * each of them for its rules and would wait on such a file for good, so it is named instead
  * of asked about.
  */
-const blockingIgnoreFile = async (root: string, paths: ReadonlyArray<string>): Promise<ContextError | undefined> => {
-  const exclude = await blockingExcludeFile(root);
+const blockingIgnoreFile = async (
+  answers: GitAnswers,
+  root: string,
+  paths: ReadonlyArray<string>,
+): Promise<ContextError | undefined> => {
+  const exclude = await blockingExcludeFile(answers, root);
   if (exclude !== undefined) return exclude;
   const folders = new Set([
     '',

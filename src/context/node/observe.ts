@@ -53,8 +53,8 @@ const recordedRoot = async (scope: Scope): Promise<string | undefined> => {
 export const observe = async (scope: Scope): Result<Observation> => {
   const { named, location } = scope;
   const [observed, facts] = await Promise.all([
-    observeSnapshot(location, contextExclusion(scope.trackedDirectory)),
-    named.repo === undefined ? readRepositoryFacts(location, await recordedRoot(scope)) : undefined,
+    observeSnapshot(scope.gitAnswers, location, contextExclusion(scope.trackedDirectory)),
+    named.repo === undefined ? readRepositoryFacts(scope.gitAnswers, location, await recordedRoot(scope)) : undefined,
   ]);
   if (E.isLeft(observed)) return observed;
   if (facts !== undefined && E.isLeft(facts)) return facts;

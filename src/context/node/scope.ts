@@ -26,7 +26,7 @@ import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { CONTEXT_KINDS, type ContextError, type ContextKind, DEFAULT_WORKSTREAM } from '../model.js';
 import { parseJsonText } from '../jsonText.js';
 import { confineToRoot, readTextIfExists, resolvedRelative } from './files.js';
-import { locateRepository, type RepositoryLocation } from './git.js';
+import { type GitAnswers, locateRepository, type RepositoryLocation } from './git.js';
 
 /** Which context to work on, and how. */
 export interface ContextOptions {
@@ -76,6 +76,8 @@ export interface Scope {
    * link leads to only the context's own files (see `contextExclusion`).
    */
   readonly trackedDirectory: string;
+  /** What git said of the repository itself in this call, so that no step asks it again. */
+  readonly gitAnswers: GitAnswers;
   readonly now: () => number;
   readonly display: (file: string) => string;
 }
@@ -225,6 +227,7 @@ const scopeFor = async (
     },
     paths: pathsFor(root, kind),
     trackedDirectory: await resolvedRelative(root, CONTEXT_DIRECTORY.split('/')),
+    gitAnswers: new Map(),
     now: typeof now === 'function' ? clockOf(now) : Date.now,
     display: (file) => path.relative(root, file).split(path.sep).join('/'),
   });

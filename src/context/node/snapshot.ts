@@ -27,8 +27,10 @@ import {
   blockingExcludeFile,
   blockingIgnoreFileIn,
   DETACHED,
+  type GitAnswers,
   gitFailed,
   NO_BRANCH,
+  objectFormat,
   type RepositoryLocation,
   runGit,
 } from './git.js';
@@ -86,16 +88,17 @@ const lstatExact = (file: Buffer): Promise<BigIntStats | undefined> =>
  * The blobs of symbolic links as `git add` records them: each link's target text as the blob's
  * content, never filtered (hash-object given the path would follow the link, and fail on a
  * dangling one), so committing it keeps the hash. Hashed here, in the repository's object
- * format (one git process for all of them, however many links changed).
+ * format (which git gave with the clone's other facts: no process of its own).
  */
 const linkBlobs = async (
+  answers: GitAnswers,
   root: string,
   links: ReadonlyArray<string>,
 ): Promise<E.Either<ContextError, ReadonlyMap<string, string>>> => {
   if (links.length === 0) return E.right(new Map());
-  const format = await runGit(root, ['rev-parse', '--show-object-format']);
+  const format = await objectFormat(answers, root);
   if (E.isLeft(format)) return E.left(gitFailed(format.left));
-  const algorithm = format.right.trim() === 'sha256' ? 'sha256' : 'sha1';
+  const algorithm = format.right === 'sha256' ? 'sha256' : 'sha1';
   const blobs = new Map<string, string>();
   for (const link of links) {
     const target = await fs.readlink(pathUnder(root, link), { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
@@ -157,6 +160,7 @@ const fileBlobs = async (
  * would not record as a blob, is left out.
  */
 const workingFiles = async (
+  answers: GitAnswers,
   root: string,
   tree: WorkingTreeStatus,
   untracked: ReadonlyArray<string>,
@@ -194,7 +198,7 @@ const workingFiles = async (
       (stat.isSymbolicLink() ? links : regular).push(file);
     }
   }
-  const [linked, hashes] = [await linkBlobs(root, links), await fileBlobs(root, regular)];
+  const [linked, hashes] = [await linkBlobs(answers, root, links), await fileBlobs(root, regular)];
   if (E.isLeft(linked)) return linked;
   if (E.isLeft(hashes)) return hashes;
   for (const [file, blob] of [...linked.right, ...hashes.right]) files.push({ path: file, blob, ...withMode(file) });
@@ -211,7 +215,7 @@ const workingFiles = async (
     else if (!untrackedSet.has(file)) files.push({ path: file, blob: null });
   }
   for (const submodule of tree.submodules) {
-    const inner = await observeSnapshotAt(path.join(root, ...submodule.split('/')), '', depth + 1);
+    const inner = await observeSnapshotAt(answers, path.join(root, ...submodule.split('/')), '', depth + 1);
     if (E.isLeft(inner)) return inner;
     const { snapshot, clean } = inner.right;
     // A clean submodule is its commit, as the index will hold it once added: committing it keeps the hash.
@@ -283,8 +287,12 @@ interface SnapshotAt {
  * `git status` of the working tree at `root`, unless the clone's ignore rules are in a file git
  * would wait on for good (it reads them even with untracked files left out).
  */
-const readStatus = async (root: string, depth: number): Promise<E.Either<ContextError, string>> => {
-  const blocking = await blockingExcludeFile(root);
+const readStatus = async (
+  answers: GitAnswers,
+  root: string,
+  depth: number,
+): Promise<E.Either<ContextError, string>> => {
+  const blocking = await blockingExcludeFile(answers, root);
   if (blocking !== undefined) return E.left(blocking);
   const status = await runGit(root, [
     'status',
@@ -339,6 +347,7 @@ const readUntracked = async (
 };
 
 const observeSnapshotAt = async (
+  answers: GitAnswers,
   root: string,
   excluded: ContextExclusion,
   depth: number,
@@ -346,7 +355,7 @@ const observeSnapshotAt = async (
   const [lsFiles, status] = await Promise.all([
     // -t tags each entry (S: outside a sparse checkout); the hash reads the entries without it.
     runGit(root, ['ls-files', '-s', '-t', '-z']),
-    readStatus(root, depth),
+    readStatus(answers, root, depth),
   ]);
   if (E.isLeft(lsFiles)) return E.left(gitFailed(lsFiles.left));
   if (E.isLeft(status)) return status;
@@ -355,7 +364,7 @@ const observeSnapshotAt = async (
   // New files are part of the work; a submodule's own are not, since committing here does not add them.
   const untracked = depth === 0 ? await readUntracked(root, excluded, index) : E.right([]);
   if (E.isLeft(untracked)) return untracked;
-  const working = await workingFiles(root, tree, untracked.right, depth);
+  const working = await workingFiles(answers, root, tree, untracked.right, depth);
   if (E.isLeft(working)) return working;
   const outside = (file: string): boolean => !isExcluded(excluded, file);
   const unmerged = tree.unmerged.filter(outside);
@@ -421,9 +430,11 @@ const detachedFor = async (root: string): Promise<{ readonly branch: string; rea
  * (outside a repository, why there is none). The index listing and the working-tree status run
  * at once (process start-up is most of their cost); one more process hashes the modified files,
  * when there are any, a changed submodule is read the same way, and a detached HEAD is asked
- * which branch a rebase or bisect is working for.
+ * which branch a rebase or bisect is working for. `answers` keeps what git said of the
+ * repository itself for the rest of the call.
  */
 export const observeSnapshot = async (
+  answers: GitAnswers,
   location: RepositoryLocation,
   excluded: ContextExclusion = CONTEXT_DIRECTORY,
 ): Promise<E.Either<ContextError, Observed>> => {
@@ -437,7 +448,7 @@ export const observeSnapshot = async (
       conflictStages: new Map(),
       untracked: [],
     });
-  const observed = await observeSnapshotAt(location.root, excluded, 0);
+  const observed = await observeSnapshotAt(answers, location.root, excluded, 0);
   if (E.isLeft(observed)) return observed;
   const { snapshot, tree, index, untracked } = observed.right;
   const branch =
