@@ -4,6 +4,8 @@
  * and which leave a model's answer meaning two things.
  */
 
+import { quoteText } from './text.js';
+
 /** The index just past the string that opens at `start` (a `"`), or the text's end. */
 export const endOfString = (json: string, start: number): number => {
   for (let at = start + 1; at < json.length; at += 1) {
@@ -47,4 +49,13 @@ export const findDuplicateKey = (json: string): string | undefined => {
     at += 1;
   }
   return undefined;
+};
+
+/**
+ * Why a JSON document (valid JSON) says two things, in words (`it gives the key "pairs" twice in
+ * one object`), or undefined when no object of it gives a key twice.
+ */
+export const repeatedKeyReason = (json: string): string | undefined => {
+  const twice = findDuplicateKey(json);
+  return twice === undefined ? undefined : `it gives the key ${quoteText(twice)} twice in one object`;
 };

@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { parseJson } from '../base/json.js';
+import { repeatedKeyReason } from '../base/jsonKeys.js';
 import { collapseWhitespace } from '../base/text.js';
 import { type SavedSection, withSavedSection } from '../saved/savedSection.js';
 import type { CliIo } from './io.js';
@@ -14,8 +15,16 @@ import type { CliIo } from './io.js';
 /** What the file holds, parsed: undefined for a missing or blank file. */
 const parseCurrent = (current: string | undefined): E.Either<string, unknown> => {
   if (current === undefined || current.trim() === '') return E.right(undefined);
-  return E.mapLeft((reason: string) => `it is not JSON (${collapseWhitespace(reason)})`)(
+  return pipe(
     parseJson(current.replace(/^\uFEFF/u, '')),
+    E.mapLeft((reason) => `it is not JSON (${collapseWhitespace(reason)})`),
+    // JSON.parse kept the last of a key given twice: the rewrite would drop the others unasked.
+    E.chainFirst(() => {
+      const repeated = repeatedKeyReason(current);
+      return repeated === undefined
+        ? E.right(undefined)
+        : E.left(`${repeated}, of which a rewrite would keep only the last`);
+    }),
   );
 };
 

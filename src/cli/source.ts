@@ -8,6 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { parseJson } from '../base/json.js';
+import { repeatedKeyReason } from '../base/jsonKeys.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodedChunks } from '../core/history/encoding.js';
@@ -70,6 +71,13 @@ export const parseSavedState = (text: string): E.Either<string, FactStore> =>
     E.mapLeft(
       (reason) => `not a readable saved state: the JSON is truncated or corrupt (${collapseWhitespace(reason)})`,
     ),
+    // JSON.parse keeps the last of a key given twice: a state edited by hand would lose the first unsaid.
+    E.chainFirst(() => {
+      const repeated = repeatedKeyReason(text);
+      return repeated === undefined
+        ? E.right(undefined)
+        : E.left(`not a readable saved state: ${repeated}, of which JSON keeps only the last`);
+    }),
     E.chain((value) =>
       E.mapLeft(({ message }: { readonly message: string }) => collapseWhitespace(message))(decodeState(value)),
     ),

@@ -62,6 +62,22 @@ describe.concurrent('fact-tracker commands', () => {
     );
   });
 
+  it('refuses a state that gives a key twice in one object, whose first JSON.parse would drop unsaid (every pair lost)', async ({
+    expect,
+  }) => {
+    const saved = await runCliHere(['replay', EXAMPLE, '--save', join(workDir, 'twice-source.json')]);
+    expect(saved.status).toBe(0);
+    const state = readFileSync(join(workDir, 'twice-source.json'), 'utf8').trimEnd();
+    // Edited by hand: an empty list given after the real one, as a merge of two files leaves it.
+    const twice = join(workDir, 'twice.json');
+    writeFileSync(twice, `${state.slice(0, -1)},"pairs":[]}\n`);
+    expect(await runCliHere(['facts', twice])).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `fact-tracker facts: ${twice}: not a readable saved state: it gives the key "pairs" twice in one object, of which JSON keeps only the last\n`,
+    });
+  });
+
   it('says an option given no value, or too large a number, in its own words and in one line', async ({ expect }) => {
     const [missing, large] = await Promise.all([
       runCliHere(['replay', 'examples/web-api-session.jsonl', '--save']),

@@ -131,6 +131,20 @@ describe('--save into a saved state another command wrote', () => {
     expect(readFileSync(file, 'utf8')).toBe('{"format":"something else"}\n');
   });
 
+  it('leaves a state that gives a key twice in one object as it is, rather than rewrite it keeping only the last', async () => {
+    const file = join(tempDir('save-twice-'), 'state.json');
+    expect((await saveNotesHere(file)).status).toBe(0);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { notes: unknown };
+    // Edited by hand: the notes section given again, as a merge of two files leaves it.
+    const text = `${readFileSync(file, 'utf8').trimEnd().slice(0, -1)},"notes":${JSON.stringify(saved.notes)}}\n`;
+    writeFileSync(file, text);
+    expect(await saveFactsHere(file)).toMatchObject({
+      status: 1,
+      stderr: `fact-tracker replay: cannot save into ${file}: it holds no saved state, which --save would lose: it gives the key "notes" twice in one object, of which a rewrite would keep only the last\n`,
+    });
+    expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+
   it('refuses a folder, a device and a pipe in one line, before any lock beside them, and leaves each as it was', async () => {
     const dir = tempDir('save-special-');
     const folder = join(dir, 'folder');
