@@ -12,7 +12,7 @@ import { repeatedKeyReason } from '../base/jsonKeys.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodedChunks } from '../core/history/encoding.js';
-import { HISTORY_EVENT_TYPES } from '../core/history/events.js';
+import { HISTORY_EVENT_FIELDS, HISTORY_EVENT_TYPES } from '../core/history/events.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { decodeState, encodeState, STATE_FORMAT } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
@@ -48,6 +48,20 @@ const parsedLine = (line: string): { readonly value: unknown } | undefined =>
     () => undefined,
     (value: unknown) => ({ value }),
   )(parseJson(line));
+
+/** The key that opens a line of an object written over several lines (`"type": "prompt",`), if it opens with one. */
+const OPENING_KEY = /^"(?:[^"\\]|\\.)*"\s*:/u;
+
+/**
+ * True when a document whose first line is `{` alone goes on with `nextLine` (as `firstLineOf`
+ * gives it) opening with a field of an event: a history pretty-printed (`jq .`), each event over
+ * several lines, which no saved state opens with, whatever the order of its keys.
+ */
+export const isSpreadHistoryStart = (nextLine: string): boolean => {
+  const key = OPENING_KEY.exec(nextLine)?.[0].replace(/\s*:$/u, '');
+  const name = key === undefined ? undefined : parsedLine(key)?.value;
+  return (HISTORY_EVENT_FIELDS as ReadonlyArray<unknown>).includes(name);
+};
 
 /** True when `firstLine` (as `isSavedStateStart` takes it) is a dispatch history's event: a JSON object whose `type` is one. */
 export const isHistoryEventStart = (firstLine: string): boolean => {
@@ -121,36 +135,67 @@ async function* replayed(taken: ReadonlyArray<string>, rest: AsyncIterator<strin
   for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
 }
 
+/** The chunks read so far of a stream being peeked at, and how to read one more. */
+interface Peek {
+  text: string;
+  ended: boolean;
+  readonly more: () => Promise<void>;
+}
+
 /**
- * Reads chunks until the first line with text is whole, or as long as a history line may be,
- * and returns it with all the chunks, those read included, to be read again from the start, and
- * how to end the reading early (`Source.close`).
- * (A file with no text in its first 16 Mi characters reads as a history: as blank lines.)
+ * Reads chunks until the text after `from` holds a whole line with text, or as long as a history
+ * line may be, or the chunks end; returns that line from its first visible character and the
+ * index just past it. (A file with no text in its first 16 Mi characters reads as a history: as
+ * blank lines.)
+ */
+const peekLineFrom = async (peek: Peek, from: number): Promise<{ line: string; end: number }> => {
+  /** Where the first visible character after `from` is, once seen. */
+  let start = -1;
+  let searchFrom = from;
+  for (;;) {
+    if (start === -1) {
+      const visible = peek.text.slice(searchFrom).search(FIRST_VISIBLE);
+      if (visible !== -1) start = searchFrom + visible;
+    }
+    // Only what was added can hold the break that ends the line.
+    const complete = start !== -1 && peek.text.slice(Math.max(start, searchFrom)).search(LINE_BREAK) !== -1;
+    if (complete || peek.ended || peek.text.length > HISTORY_LINE_LIMITS.length + Math.max(start, from - 1) + 1) break;
+    searchFrom = peek.text.length;
+    await peek.more();
+  }
+  if (start === -1) return { line: '', end: peek.text.length };
+  const line = firstLineOf(peek.text.slice(start));
+  return { line, end: start + line.length };
+};
+
+/**
+ * Reads chunks until the first line with text is whole (and the next one, when the first is `{`
+ * alone: a document written over several lines, whose first key says what it is), and returns
+ * them with all the chunks, those read included, to be read again from the start, and how to end
+ * the reading early (`Source.close`).
  */
 const peekFirstLine = async (
   chunks: AsyncIterable<string>,
-): Promise<{ firstLine: string; chunks: AsyncIterable<string>; close: () => Promise<void> }> => {
+): Promise<{ firstLine: string; nextLine?: string; chunks: AsyncIterable<string>; close: () => Promise<void> }> => {
   const iterator = chunks[Symbol.asyncIterator]();
   const taken: string[] = [];
-  let text = '';
-  /** Where the first visible character is in `text`, once seen. */
-  let start = -1;
-  let complete = false;
-  while (!complete && text.length <= HISTORY_LINE_LIMITS.length + start + 1) {
-    const next = await iterator.next();
-    if (next.done === true) complete = true;
-    else taken.push(next.value);
-    const searchFrom = text.length;
-    if (next.done !== true) text += next.value;
-    if (start === -1) {
-      const visible = text.slice(searchFrom).search(FIRST_VISIBLE);
-      if (visible !== -1) start = searchFrom + visible;
-    }
-    // Only what was added can hold the break that ends the first line.
-    if (start !== -1 && text.slice(Math.max(start, searchFrom)).search(LINE_BREAK) !== -1) complete = true;
-  }
+  const peek: Peek = {
+    text: '',
+    ended: false,
+    more: async () => {
+      const next = await iterator.next();
+      if (next.done === true) peek.ended = true;
+      else {
+        taken.push(next.value);
+        peek.text += next.value;
+      }
+    },
+  };
+  const first = await peekLineFrom(peek, 0);
+  const nextLine = first.line.trimEnd() === '{' ? (await peekLineFrom(peek, first.end)).line : undefined;
   return {
-    firstLine: start === -1 ? '' : firstLineOf(text.slice(start)),
+    firstLine: first.line,
+    ...(nextLine === undefined ? {} : { nextLine }),
     chunks: replayed(taken, iterator),
     close: async () => {
       try {
@@ -198,9 +243,15 @@ export const openSource = async (
   const { size } = opened.right;
   let bytes = 0;
   try {
-    const { firstLine, chunks, close } = await peekFirstLine(
+    const { firstLine, nextLine, chunks, close } = await peekFirstLine(
       decodedChunks(counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n))),
     );
+    if (kind === 'either' && nextLine !== undefined && isSpreadHistoryStart(nextLine)) {
+      await close();
+      return E.left(
+        `${file === '-' ? 'standard input' : file} is a dispatch history written over several lines (pretty-printed, as jq . writes it), not one event a line: write it with jq -c . and read that`,
+      );
+    }
     if (kind === 'either' && isSavedStateStart(firstLine))
       return E.right({ kind: 'state', text: () => readAll(chunks), close });
     const fractionRead = (): number | undefined =>

@@ -78,6 +78,36 @@ describe.concurrent('fact-tracker commands', () => {
     });
   });
 
+  it('says a history pretty-printed over several lines (jq .) is one, written one event a line with jq -c, rather than call it a saved state', async ({
+    expect,
+  }) => {
+    const events = readFileSync(join(ROOT, EXAMPLE), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const pretty = join(workDir, 'pretty-history.json');
+    writeFileSync(pretty, events.map((event) => `${JSON.stringify(event, null, 2)}\n`).join(''));
+    // jq -S sorts the keys: the first one is then `at`, not `type`.
+    const sorted = join(workDir, 'sorted-history.json');
+    const sortedKeys = (event: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(event).sort(([a], [b]) => (a < b ? -1 : 1)));
+    writeFileSync(sorted, events.map((event) => `${JSON.stringify(sortedKeys(event), null, 2)}\n`).join(''));
+    const said = (command: string, file: string) =>
+      `fact-tracker ${command}: ${file} is a dispatch history written over several lines (pretty-printed, as jq . writes it), not one event a line: write it with jq -c . and read that\n`;
+    for (const file of [pretty, sorted])
+      for (const args of [
+        ['replay', file],
+        ['facts', file],
+        ['explain', file, '--line', '1'],
+      ])
+        expect(await runCliHere(args)).toEqual({ status: 1, stdout: '', stderr: said(args[0]!, file) });
+    expect(await runCliHere(['replay', '-'], readFileSync(pretty, 'utf8'))).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: said('replay', 'standard input'),
+    });
+  });
+
   it('says an option given no value, or too large a number, in its own words and in one line', async ({ expect }) => {
     const [missing, large] = await Promise.all([
       runCliHere(['replay', 'examples/web-api-session.jsonl', '--save']),

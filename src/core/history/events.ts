@@ -84,6 +84,27 @@ export type HistoryEvent = HistoryDispatchEvent | HistoryPromptEvent | HistoryIn
 export const HISTORY_EVENT_TYPES = Object.freeze(['dispatch', 'prompt', 'invalidate', 'compact'] as const);
 
 /**
+ * Every field an event reads, whatever its type (the keys of the schemas below): a JSON object
+ * opening with one is an event, never a saved state, whose fields are none of these.
+ */
+export const HISTORY_EVENT_FIELDS = Object.freeze([
+  'type',
+  'at',
+  'role',
+  'taskId',
+  'output',
+  'result',
+  'taskPrompt',
+  'tags',
+  'maxFacts',
+  'maxTokens',
+  'layout',
+  'tokenizer',
+  'subject',
+  'relation',
+] as const);
+
+/**
  * Why a history line could not be read as an event. `too_large`: the line is longer or nested
  * deeper than `HISTORY_LINE_LIMITS` allows, so it is not read at all.
  */
