@@ -84,7 +84,8 @@ export const renderPrompt = (prompt: PromptReport, style: Style): string => {
   ].join(SEPARATOR);
   const body =
     prompt.sessionContext === ''
-      ? style.dim('(no section: no relevant fact yet)')
+      ? // Not only for want of facts: a budget or a tag filter may have left every one out.
+        style.dim(`(no section: no fact was chosen; explain --line ${prompt.line} says why)`)
       : prompt.sessionContext
           .split('\n')
           .map((line, index) => (index === 0 ? style.cyan(line) : line))

@@ -263,6 +263,25 @@ describe.concurrent('fact-tracker replay', () => {
     ]);
   });
 
+  it('says a prompt that got no section had no fact chosen, and where to see why, not that no fact was relevant (a budget of 0 left them out)', async ({
+    expect,
+  }) => {
+    const history = [
+      { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) },
+      { type: 'prompt', taskId: '2', taskPrompt: 'Change src/a.ts', maxTokens: 0 },
+    ]
+      .map((event) => JSON.stringify(event))
+      .join('\n');
+    const [replay, explain] = await Promise.all([
+      runCliHere(['replay', '-'], history),
+      runCliHere(['explain', '-', '--line', '2'], history),
+    ]);
+    expect(replay.stdout).toMatch(
+      /^line 2 · task 2 · 0 facts · 0 context tokens · \d+ history tokens\n\(no section: no fact was chosen; explain --line 2 says why\)\n/u,
+    );
+    expect(explain.stdout).toMatch(/\n[\d.]+ +budget +src\/a\.ts +modified_by /u);
+  });
+
   it('counts one token, and one fact, in the singular (replay and explain)', async ({ expect }) => {
     const history = [
       { type: 'dispatch', role: 'implementer', taskId: '1', output: 'ok' },
