@@ -57,7 +57,7 @@ describe.concurrent('fact-tracker commands', () => {
     writeFileSync(truncated, JSON.stringify(state, null, 2).slice(0, 60));
     expectOneLineFailure(
       expect,
-      await runCli(['facts', truncated]),
+      await runCliHere(['facts', truncated]),
       /truncated\.json: not a readable saved state: the JSON is truncated or corrupt/u,
     );
   });
@@ -286,16 +286,16 @@ describe.concurrent('fact-tracker commands', () => {
     const saves = [join(place, 'a.json'), join(place, 'b.json')] as const;
     // Files named whole: the commands run in a folder of their own.
     const example = join(ROOT, EXAMPLE);
-    // An option of one value given twice (as --name VALUE or --name=VALUE), and the value's name: as
-    // processes, a save, a server that must not start and a hook, which exits 0 on a usage error.
+    // An option of one value given twice (as --name VALUE or --name=VALUE), and the value's name: a
+    // save, a server that must not start and a hook, which exits 0 on a usage error.
     const twice: ReadonlyArray<readonly [ReadonlyArray<string>, string, string]> = [
       [['replay', example, '--save', saves[0], `--save=${saves[1]}`], '--save', 'STATE.json'],
       [['mcp', '--tokenizer', 'estimate', '--tokenizer', 'o200k'], '--tokenizer', 'NAME'],
       [['hook', '--max-facts', '1', '--max-facts', '2'], '--max-facts', 'N'],
     ];
     const [refused, tagged] = await Promise.all([
-      Promise.all(twice.map(([argv]) => runCli(argv, '', { cwd: place }))),
-      runCli(['facts', example, '--tag', 'convention', '--tag', 'test', '--json']),
+      Promise.all(twice.map(([argv]) => runCliHere(argv, '', { cwd: place }))),
+      runCliHere(['facts', example, '--tag', 'convention', '--tag', 'test', '--json']),
     ]);
     for (const [index, [argv, option, value]] of twice.entries()) {
       const command = argv[0]!;
@@ -397,22 +397,27 @@ describe.concurrent('fact-tracker commands', () => {
     ].join('');
     writeFileSync(join(sessions, 'hand.jsonl'), log);
     const place = { cwd: project, env: {} };
+    // The binary's standard output, as a pipe carries it; the other runs in this process.
     const exported = await runCli(['sessions', 'export', 'hand'], '', place);
     expect([exported.status, exported.stderr]).toEqual([0, '']);
     expect(exported.stdout).toBe(log);
     const [fromExport, fromSession] = await Promise.all([
-      runCli(['replay', '-', '--json'], exported.stdout, place),
-      runCli(['replay', '--session', 'hand', '--json'], '', place),
+      runCliHere(['replay', '-', '--json'], exported.stdout, place),
+      runCliHere(['replay', '--session', 'hand', '--json'], '', place),
     ]);
     expect(fromSession.status).toBe(2);
     expect(fromExport).toEqual(fromSession);
     // A line still being written (or a dead writer's torn one) is not yet part of the session.
     writeFileSync(join(sessions, 'hand.jsonl'), `${log}{"type":"prompt","taskId":"9"`);
-    expect(await runCli(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: log, stderr: '' });
+    expect(await runCliHere(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: log, stderr: '' });
     // A lone \r ends a line as \n does, the last one too: a log of such lines is exported whole.
     const crLog = `${events.join('\r')}\r`;
     writeFileSync(join(sessions, 'hand.jsonl'), crLog);
-    expect(await runCli(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: crLog, stderr: '' });
+    expect(await runCliHere(['sessions', 'export', 'hand'], '', place)).toEqual({
+      status: 0,
+      stdout: crLog,
+      stderr: '',
+    });
   });
 
   it('refuses to export a UTF-16 log, whose bytes UTF-8 text would not be, in one line that says what reads it', async ({
@@ -424,8 +429,8 @@ describe.concurrent('fact-tracker commands', () => {
     writeFileSync(log, Buffer.from(`\uFEFF${text.replace(/\n/gu, '\r\n')}`, 'utf16le'));
     const place = { cwd: project, env: {} };
     const [exported, replayed] = await Promise.all([
-      runCli(['sessions', 'export', 'ps'], '', place),
-      runCli(['replay', '--session', 'ps', '--json'], '', place),
+      runCliHere(['sessions', 'export', 'ps'], '', place),
+      runCliHere(['replay', '--session', 'ps', '--json'], '', place),
     ]);
     expect(exported).toEqual({
       status: 1,
@@ -533,14 +538,14 @@ describe('a session log that is not a regular file inside its folder', () => {
     mkdirSync(join(store, 'folder.jsonl'));
     execFileSync('mkfifo', [join(store, 'pipe.jsonl')]);
     const [listed, link, linkFacts, linkExplain, folder, pipe, good] = await Promise.all([
-      runCli(['sessions', 'list', '--store', store]),
-      runCli(['replay', '--session', 'link', '--store', store]),
-      runCli(['facts', '--session', 'link', '--store', store]),
-      runCli(['explain', '--session', 'link', '--store', store, '--line', '1']),
-      runCli(['replay', '--session', 'folder', '--store', store]),
+      runCliHere(['sessions', 'list', '--store', store]),
+      runCliHere(['replay', '--session', 'link', '--store', store]),
+      runCliHere(['facts', '--session', 'link', '--store', store]),
+      runCliHere(['explain', '--session', 'link', '--store', store, '--line', '1']),
+      runCliHere(['replay', '--session', 'folder', '--store', store]),
       // Refused without waiting for a writer of the pipe.
-      runCli(['replay', '--session', 'pipe', '--store', store]),
-      runCli(['replay', '--session', 'good', '--store', store, '--json']),
+      runCliHere(['replay', '--session', 'pipe', '--store', store]),
+      runCliHere(['replay', '--session', 'good', '--store', store, '--json']),
     ]);
     expect(listed).toEqual({ status: 0, stdout: 'good\n', stderr: '' });
     for (const [run, command] of [
@@ -567,9 +572,9 @@ describe('a session log that is not a regular file inside its folder', () => {
     symlinkSync(outside, join(project, '.fact-tracker', 'sessions'));
     const inProject = { cwd: project, env: {} };
     const runs = await Promise.all([
-      runCli(['replay', '--session', 'elsewhere'], '', inProject),
-      runCli(['sessions', 'list'], '', inProject),
-      runCli(['sessions', 'export', 'elsewhere'], '', inProject),
+      runCliHere(['replay', '--session', 'elsewhere'], '', inProject),
+      runCliHere(['sessions', 'list'], '', inProject),
+      runCliHere(['sessions', 'export', 'elsewhere'], '', inProject),
     ]);
     for (const run of runs)
       expectOneLineFailure(

@@ -32,12 +32,15 @@ const readGolden = (actual: ReplayDigest): ReplayDigest => {
   return JSON.parse(readFileSync(GOLDEN, 'utf8')) as ReplayDigest;
 };
 
-/** Each output of the example's replay, run once for the tests that read them. */
+/**
+ * Each output of the example's replay, run once for the tests that read them: the JSON from the
+ * binary's standard output, the text from the same built code in this process.
+ */
 const runs = new Map<string, Promise<CliRun>>();
 const replayed = (format: 'json' | 'text'): Promise<CliRun> => {
   const known = runs.get(format);
   if (known !== undefined) return known;
-  const run = runCli(['replay', EXAMPLE, ...(format === 'json' ? ['--json'] : [])]);
+  const run = format === 'json' ? runCli(['replay', EXAMPLE, '--json']) : runCliHere(['replay', EXAMPLE]);
   runs.set(format, run);
   return run;
 };
@@ -47,8 +50,8 @@ const savedExample = (() => {
   let made: Promise<{ run: CliRun; state: string; facts: CliRun }> | undefined;
   const make = async () => {
     const state = join(tempDir('replay-'), 'state.json');
-    const run = await runCli(['replay', EXAMPLE, '--json', '--save', state]);
-    return { run, state, facts: await runCli(['facts', state, '--json']) };
+    const run = await runCliHere(['replay', EXAMPLE, '--json', '--save', state]);
+    return { run, state, facts: await runCliHere(['facts', state, '--json']) };
   };
   return () => (made ??= make());
 })();
@@ -204,7 +207,7 @@ describe.concurrent('fact-tracker replay', () => {
     for (const endian of ['le', 'be'] as const) {
       const file = join(dir, `history-${endian}.jsonl`);
       writeFileSync(file, utf16(readFileSync(`${ROOT}${EXAMPLE}`, 'utf8'), endian));
-      const run = await runCli(['replay', file, '--json']);
+      const run = await runCliHere(['replay', file, '--json']);
       expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
       expect(run.stdout).toBe(json.stdout);
     }
@@ -212,7 +215,7 @@ describe.concurrent('fact-tracker replay', () => {
     const { state, facts } = await savedExample();
     const state16 = join(dir, 'state16.json');
     writeFileSync(state16, utf16(readFileSync(state, 'utf8'), 'le'));
-    const facts16 = await runCli(['facts', state16, '--json']);
+    const facts16 = await runCliHere(['facts', state16, '--json']);
     expect({ status: facts.status, status16: facts16.status, stderr: facts16.stderr }).toEqual({
       status: 0,
       status16: 0,

@@ -29,9 +29,10 @@ import { historyRounds, ROOT, runCli, runCliCut, runCliHere } from './runCli.js'
 const HISTORY = join(ROOT, 'examples', 'web-api-session.jsonl');
 const CONVERSATIONS = join(ROOT, 'examples', 'couples-coaching.jsonl');
 
+/** The saves as processes: for two commands saving into one file at once. */
 const saveFacts = (file: string) => runCli(['replay', HISTORY, '--json', '--save', file]);
 const saveNotes = (file: string) => runCli(['notes', 'replay', CONVERSATIONS, '--json', '--save', file]);
-/** The same saves through the built router in this process: for the cases of one behaviour (links, refusals, modes). */
+/** The same saves through the built router in this process: for the cases of one behaviour (states, links, refusals, modes). */
 const saveFactsHere = (file: string) => runCliHere(['replay', HISTORY, '--json', '--save', file]);
 const saveNotesHere = (file: string) => runCliHere(['notes', 'replay', CONVERSATIONS, '--json', '--save', file]);
 
@@ -60,8 +61,8 @@ const savedStates = (() => {
       (name) => join(dir, `${name}.json`),
     ) as [string, string, string, string];
     for (const [file, first, only, second] of [
-      [factsFirst, saveFacts, factsOnly, saveNotes],
-      [notesFirst, saveNotes, notesOnly, saveFacts],
+      [factsFirst, saveFactsHere, factsOnly, saveNotesHere],
+      [notesFirst, saveNotesHere, notesOnly, saveFactsHere],
     ] as const) {
       const saved = await first(file);
       expect([saved.status, saved.stderr]).toEqual([0, '']);
@@ -163,7 +164,7 @@ describe('--save into a saved state another command wrote', () => {
       [device, 'a device'],
       [pipe, 'a pipe'],
     ] as const) {
-      const refused = await saveFacts(target);
+      const refused = await saveFactsHere(target);
       expect(refused.status).toBe(1);
       expect(refused.stderr).toBe(`fact-tracker replay: cannot save into ${target}: it is ${kind}\n`);
       // The report is whole all the same: --json prints one document, not the prompts alone.
@@ -179,7 +180,7 @@ describe('--save into a saved state another command wrote', () => {
     const file = copyInto(dir, (await savedStates()).notesOnly);
     const before = readFileSync(file, 'utf8');
     chmodSync(file, 0o444);
-    const refused = await saveFacts(file);
+    const refused = await saveFactsHere(file);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toBe(`fact-tracker replay: cannot save into ${file}: it is read-only\n`);
     expect(readFileSync(file, 'utf8')).toBe(before);
@@ -194,7 +195,7 @@ describe('--save into a saved state another command wrote', () => {
     writeFileSync(history, historyRounds(HISTORY, 8).join('\n'));
     const file = join(dir, 'state.json');
     expect(await runCliCut(['replay', history, '--save', file])).toEqual({ status: 0, stderr: '' });
-    const saved = await runCli(['facts', file, '--json']);
+    const saved = await runCliHere(['facts', file, '--json']);
     expect(saved.status).toBe(0);
     expect((JSON.parse(saved.stdout) as { facts: unknown[] }).facts.length).toBeGreaterThan(100);
   });

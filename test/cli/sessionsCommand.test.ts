@@ -1,12 +1,14 @@
 /**
- * `fact-tracker sessions export|delete` on a folder store, run as a process: a log's bytes
- * exported as they are, and the files a session whose log is gone left beside it deleted.
+ * `fact-tracker sessions export|delete` on a folder store: a log's bytes exported as they are,
+ * and the files a session whose log is gone left beside it deleted. The binary runs where its
+ * standard output, a pipe between two runs or another user matters; the other cases run the
+ * same built code in this process (`runCliHere`).
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAIN, projectWithSessions, ROOT, runCli } from './runCli.js';
+import { MAIN, projectWithSessions, ROOT, runCli, runCliHere } from './runCli.js';
 
 /** Runs `fact-tracker ...args` in `cwd` with its standard output as bytes. */
 const runForBytes = (args: ReadonlyArray<string>, cwd: string): Promise<{ status: number; stdout: Buffer }> =>
@@ -71,7 +73,7 @@ describe('fact-tracker sessions', () => {
       .slice(0, 4);
     writeFileSync(join(sessions, 'odd.jsonl'), `${['{"note":"written by another tool"}', ...events].join('\n')}\n`);
     const place = { cwd: project, env: {} };
-    const replayed = await runCli(['replay', '--session', 'odd', '--json'], '', place);
+    const replayed = await runCliHere(['replay', '--session', 'odd', '--json'], '', place);
     expect(replayed.status).toBe(2);
     expect(JSON.parse(replayed.stdout)).toMatchObject({ errors: [{ line: 1, code: 'missing_field' }] });
     // Exported and piped, the log reads as it does in the store: its first line is no saved state's.
@@ -79,13 +81,13 @@ describe('fact-tracker sessions', () => {
       writeFileSync(join(sessions, 'odd.jsonl'), `${[note, ...events].join('\n')}\n`);
       const [piped, fromSession] = await Promise.all([
         runPipe(['sessions', 'export', 'odd'], ['replay', '-', '--json'], project),
-        runCli(['replay', '--session', 'odd', '--json'], '', place),
+        runCliHere(['replay', '--session', 'odd', '--json'], '', place),
       ]);
       expect(piped).toEqual(fromSession);
     }
     writeFileSync(join(project, 'afile'), 'hi\n');
     for (const [command, ...more] of [['facts'], ['replay'], ['explain', '--line', '1']])
-      expect(await runCli([command!, ...more, '--session', 's1', '--store', 'afile'], '', place)).toEqual({
+      expect(await runCliHere([command!, ...more, '--session', 's1', '--store', 'afile'], '', place)).toEqual({
         status: 1,
         stdout: '',
         stderr: expect.stringMatching(
@@ -109,14 +111,14 @@ describe('fact-tracker sessions', () => {
       "fact-tracker: the session log's torn last line (line 5, no line break after it: a writer killed mid-append) was left out\n";
     const [piped, replayed] = await Promise.all([
       runPipe(['sessions', 'export', 'torn'], ['replay', '-', '--json'], project),
-      runCli(['replay', '--session', 'torn', '--json'], '', place),
+      runCliHere(['replay', '--session', 'torn', '--json'], '', place),
     ]);
     expect(piped.status).toBe(0);
     expect(replayed).toEqual({ status: 0, stdout: piped.stdout, stderr: notice });
-    const facts = await runCli(['facts', '--session', 'torn', '--json'], '', place);
+    const facts = await runCliHere(['facts', '--session', 'torn', '--json'], '', place);
     expect([facts.status, JSON.parse(facts.stdout).errors, facts.stderr]).toEqual([0, [], notice]);
     // Explained up to a line before it, the torn line is never read, so nothing is said of it.
-    const explained = await runCli(['explain', '--session', 'torn', '--line', '4'], '', place);
+    const explained = await runCliHere(['explain', '--session', 'torn', '--line', '4'], '', place);
     expect([explained.status, explained.stderr]).toEqual([0, '']);
   });
 
@@ -132,21 +134,21 @@ describe('fact-tracker sessions', () => {
     ];
     for (const name of [...mine, ...others]) writeFileSync(join(sessions, name), '{}\n');
     const place = { cwd: project, env: {} };
-    expect(await runCli(['sessions', 'delete', 'x'], '', place)).toEqual({
+    expect(await runCliHere(['sessions', 'delete', 'x'], '', place)).toEqual({
       status: 0,
       stdout: `deleted the files session x left beside its log, which was gone, from ${sessions}: ${[...mine].sort().join(', ')}\n`,
       stderr: '',
     });
     expect(readdirSync(sessions).sort()).toEqual([...others].sort());
     // Nothing of x is left: a second delete finds no session.
-    const again = await runCli(['sessions', 'delete', 'x'], '', place);
+    const again = await runCliHere(['sessions', 'delete', 'x'], '', place);
     expect([again.status, again.stdout, again.stderr]).toEqual([
       1,
       '',
       `fact-tracker sessions: unknown_session: there is no session x in ${sessions}\n`,
     ]);
     rmSync(join(sessions, 'x.jsonl.jsonl'));
-    expect((await runCli(['sessions', 'delete', 'x.jsonl'], '', place)).stdout).toBe(
+    expect((await runCliHere(['sessions', 'delete', 'x.jsonl'], '', place)).stdout).toBe(
       `deleted the files session x.jsonl left beside its log, which was gone, from ${sessions}: x.jsonl.jsonl.snapshot\n`,
     );
   });
@@ -169,7 +171,7 @@ describe('fact-tracker sessions', () => {
     // A file where the sessions folder belongs: said as `export` says it.
     rmSync(sessions, { recursive: true });
     writeFileSync(sessions, 'not a folder\n');
-    const blocked = await runCli(['sessions', 'delete', 'web'], '', { cwd: project, env: {} });
+    const blocked = await runCliHere(['sessions', 'delete', 'web'], '', { cwd: project, env: {} });
     expect([blocked.status, blocked.stderr]).toEqual([
       1,
       `fact-tracker sessions: io: cannot delete session web in ${sessions}: a part of the path is not a directory\n`,
@@ -182,7 +184,7 @@ describe('fact-tracker sessions', () => {
     writeFileSync(join(sessions, 'web.jsonl.snapshot'), '{}\n');
     // A file where the lock folder belongs: no writer's lock, named at once rather than waited on.
     writeFileSync(join(sessions, 'web.jsonl.lock'), '');
-    const run = await runCli(['sessions', 'delete', 'web'], '', { cwd: project, env: {} });
+    const run = await runCliHere(['sessions', 'delete', 'web'], '', { cwd: project, env: {} });
     expect([run.status, run.stdout, run.stderr]).toEqual([
       1,
       '',
