@@ -63,7 +63,7 @@ const commandsOf = (settings: Json): string[] =>
 describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   it('claude: writes the hooks and the MCP server into a fresh project, and a second run changes nothing', async () => {
     const project = tempDir('init-');
-    const first = await initBinary(project, 'claude');
+    const first = await init(project, 'claude');
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(/^wrote {6}\.claude\/settings\.json\nwrote {6}\.mcp\.json\n/u);
     expect(first.stdout).toMatch(/hold this machine's path to fact-tracker: keep them out of git/u);
@@ -215,7 +215,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     // Invisible characters only (a zero-width space, a word joiner) name no folder either.
     for (const project of ['', ' ', '\u200b\u2060', ' \u200d ']) {
       const cwd = tempDir('init-');
-      const run = await runCli(['init', 'claude', '--project', project], undefined, { cwd });
+      const run = await runCliHere(['init', 'claude', '--project', project], undefined, { cwd });
       expect(run).toEqual({
         status: 1,
         stdout: '',
@@ -231,7 +231,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     writeFileSync(servers, '{"mcpServers":{}}');
     // No write bit at all: read-only even for root, whom permissions let write anything.
     chmodSync(servers, 0o444);
-    const run = await initBinary(project, 'claude');
+    const run = await init(project, 'claude');
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('fact-tracker init: cannot write .mcp.json: it is read-only (nothing was written)\n');
     expect(read(servers)).toBe('{"mcpServers":{}}');
@@ -245,7 +245,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     await new Promise((done, fail) =>
       execFile('mkfifo', [join(project, '.claude', 'settings.json')], (error) => (error ? fail(error) : done(null))),
     );
-    const run = await initBinary(project, 'claude');
+    const run = await init(project, 'claude');
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('fact-tracker init: .claude/settings.json is not a regular file (nothing was written)\n');
     expect(existsSync(join(project, '.mcp.json'))).toBe(false);
@@ -740,9 +740,9 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
       { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
     );
     await new Promise((resolve) => holder.stdout.once('data', resolve));
-    const run = initBinary(project, 'claude');
+    const run = init(project, 'claude');
     // A run on another project, started with it, has ended: one that did not wait would have written by then.
-    expect((await initBinary(tempDir('init-lock-'), 'claude')).status).toBe(0);
+    expect((await init(tempDir('init-lock-'), 'claude')).status).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(readdirSync(project)).toEqual(['.fact-tracker-init.lock']);
     holder.stdin.end();
@@ -761,7 +761,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   });
 
   it('rejects an unknown agent', async () => {
-    const run = await runCli(['init', 'cursor']);
+    const run = await runCliHere(['init', 'cursor']);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe(
       'fact-tracker init: unknown agent "cursor": expected claude or codex (see fact-tracker init --help)\n',

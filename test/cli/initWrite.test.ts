@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../tempDirs.js';
-import { runCli, runCliHere, runCliUnder } from './runCli.js';
+import { runCliHere, runCliUnder } from './runCli.js';
 
 const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
 
@@ -23,13 +23,13 @@ describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
       const before = `\ufeff# mine\r\n${server}[mcp_servers.other]\r\ncommand = "x"\r\n`;
       writeFileSync(file, before);
       // A server of ours without init's args is replaced (with a warning saying so) as a new one is added.
-      expect((await runCli(['init', 'codex', '--project', project])).status).toBe(0);
+      expect((await init(project, 'codex')).status).toBe(0);
       const written = readFileSync(file, 'utf8');
       expect(written).toMatch(/^\ufeff# mine\r\n/u);
       expect(written).toContain('[mcp_servers.other]\r\ncommand = "x"\r\n');
       expect(written).toContain('[mcp_servers.fact-tracker]\r\ncommand = "node"\r\n');
       expect(written.replace(/\r\n/gu, '')).not.toContain('\n');
-      await runCli(['init', 'codex', '--project', project]);
+      await init(project, 'codex');
       expect(readFileSync(file, 'utf8')).toBe(written);
     }
   });
@@ -45,7 +45,7 @@ describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
     for (const file of [...files.claude, ...files.codex])
       writeFileSync(join(project, file), '\ufeff{\r\n  "mine": [\r\n    1\r\n  ]\r\n}\r\n');
     for (const [host, written] of Object.entries(files)) {
-      const run = await runCli(['init', host, '--project', project]);
+      const run = await init(project, host);
       expect([run.status, run.stderr]).toEqual([0, '']);
       for (const file of written) {
         const text = readFileSync(join(project, file), 'utf8');
@@ -53,13 +53,13 @@ describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
         expect(text.replace(/\r\n/gu, '')).not.toContain('\n');
         expect(JSON.parse(text.slice(1))).toHaveProperty('mine', [1]);
       }
-      const again = await runCli(['init', host, '--project', project]);
+      const again = await init(project, host);
       expect(again.stdout).toMatch(new RegExp(`^${written.map((file) => `unchanged {2}${file}\\n`).join('')}`, 'u'));
     }
     // A file that mixes line endings is written with LF, and keeps its mark.
     const mixed = join(project, '.mcp.json');
     writeFileSync(mixed, '\ufeff{\r\n  "mine": 1\n}\r\n');
-    expect((await runCli(['init', 'claude', '--project', project])).status).toBe(0);
+    expect((await init(project, 'claude')).status).toBe(0);
     const text = readFileSync(mixed, 'utf8');
     expect([text.startsWith('\ufeff{\n'), text.includes('\r')]).toEqual([true, false]);
   });
