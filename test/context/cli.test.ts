@@ -14,7 +14,7 @@ import { loadContext } from '../../src/context/node/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';
-import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
+import { expectOneLineFailure, type Ran, runBinary, runBuiltIn, runIn } from './cliRun.js';
 import { commitAll, git, makeRepo } from './repo.js';
 
 describe.concurrent('fact-tracker context', () => {
@@ -301,7 +301,7 @@ describe.concurrent('fact-tracker context', () => {
     );
   });
 
-  it('refuses an option that takes one value given twice, naming it, and writes nothing; a repeatable one takes each (as a process)', async () => {
+  it('refuses an option that takes one value given twice, naming it, and writes nothing; a repeatable one takes each', async () => {
     const repo = makeRepo();
     const twice: ReadonlyArray<[ReadonlyArray<string>, string, string]> = [
       [['context', 'show', '--workstream', 'a', '--workstream', 'b'], '--workstream', 'ID'],
@@ -309,10 +309,8 @@ describe.concurrent('fact-tracker context', () => {
       [['context', 'bundle', '--kind', 'planning', '--kind', 'implementation'], '--kind', 'KIND'],
     ];
     const [refused, taken] = await Promise.all([
-      Promise.all(twice.map(([argv]) => runBinary(argv, { cwd: repo }))),
-      runBinary(['context', 'claim', 'Parser in place', '--symbol', 'parse', '--symbol', 'Parser', '--json'], {
-        cwd: repo,
-      }),
+      Promise.all(twice.map(([argv]) => runBuiltIn(repo, argv))),
+      runBuiltIn(repo, ['context', 'claim', 'Parser in place', '--symbol', 'parse', '--symbol', 'Parser', '--json']),
     ]);
     for (const [index, [, option, value]] of twice.entries())
       expect(refused[index]).toEqual({
@@ -331,17 +329,20 @@ describe.concurrent('fact-tracker context', () => {
     expect(stored.contexts.map((context) => [context.checkpoint, context.working_summary.text])).toEqual([[null, '']]);
   });
 
-  it('reads --file with . and .. segments as the path they lead to inside the repository, and refuses one that climbs out, saying why (as a process)', async () => {
+  it('reads --file with . and .. segments as the path they lead to inside the repository, and refuses one that climbs out, saying why', async () => {
     const repo = makeRepo();
     const [inside, above, root] = await Promise.all([
-      runBinary(
-        ['context', 'claim', 'Fixed the parser', '--file', 'src/../src/parser.ts:L1', '--file', './src/./parser.ts:L1'],
-        { cwd: join(repo, 'src') },
-      ),
-      runBinary(['context', 'claim', 'Fixed the parser', '--file', 'src/../../parser.ts:L1'], {
-        cwd: join(repo, 'src'),
-      }),
-      runBinary(['context', 'claim', 'Fixed the parser', '--file', 'src/..:L1'], { cwd: repo }),
+      runBuiltIn(join(repo, 'src'), [
+        'context',
+        'claim',
+        'Fixed the parser',
+        '--file',
+        'src/../src/parser.ts:L1',
+        '--file',
+        './src/./parser.ts:L1',
+      ]),
+      runBuiltIn(join(repo, 'src'), ['context', 'claim', 'Fixed the parser', '--file', 'src/../../parser.ts:L1']),
+      runBuiltIn(repo, ['context', 'claim', 'Fixed the parser', '--file', 'src/..:L1']),
     ]);
     expect(inside).toEqual({
       status: 0,
@@ -385,12 +386,12 @@ describe.concurrent('fact-tracker context', () => {
     expect(readdirSync(dir)).toEqual(['planning_context.json']);
   });
 
-  it('names only the JSON as written when a folder stands where the dashboard goes, as the warning says, in checkpoint, move and resolve (as a process)', async () => {
+  it('names only the JSON as written when a folder stands where the dashboard goes, as the warning says, in checkpoint, move and resolve', async () => {
     const repo = makeRepo();
     const dashboard = join(repo, 'data', 'context', 'planning_context.md');
     // git keeps no empty folder: this one stays where the dashboard goes through the checkouts and the merge below.
     mkdirSync(dashboard, { recursive: true });
-    const context = (...args: string[]) => runBinary(['context', ...args], { cwd: repo });
+    const context = (...args: string[]) => runBuiltIn(repo, ['context', ...args]);
     const warned = (ran: Ran): string => {
       expect(ran.status).toBe(0);
       expect(ran.stderr).toMatch(

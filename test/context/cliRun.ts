@@ -1,6 +1,7 @@
 /**
  * Running `fact-tracker context` in the context tests: through the router in-process (fast,
- * every branch), or as the built binary in a real process (what a user runs).
+ * every branch), through the built router in-process on real files, or as the built binary in a
+ * real process (what a user runs).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -8,7 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { expect } from 'vitest';
 import type { CliIo } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
-import { MAIN } from '../cli/runCli.js';
+import { MAIN, runCliHere } from '../cli/runCli.js';
 
 /** What one run did. */
 export interface Ran {
@@ -46,6 +47,13 @@ export const runIn = async (
   const status = await run(argv, io);
   return { status, stdout, stderr };
 };
+
+/**
+ * Runs the built `fact-tracker ...args` in this process from `cwd` (context on, no colour): the
+ * code `runBinary` runs, writing real files, without a process's start.
+ */
+export const runBuiltIn = (cwd: string, args: ReadonlyArray<string>): Promise<Ran> =>
+  runCliHere(args, undefined, { cwd, env: ON });
 
 /** How to start the binary: its working directory, extra environment, and the user to run as. */
 export interface BinaryOptions {
