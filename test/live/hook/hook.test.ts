@@ -2,7 +2,9 @@
  * `fact-tracker hook` run as the agents run it: the built binary, one recorded payload on
  * standard input per event. It always exits 0, prints at most one JSON object, and keeps its
  * state in the session log that `fact-tracker replay` reads. Hostile and broken input is
- * refused with a code the user sees, and leaves no file outside the project.
+ * refused with a code the user sees, and leaves no file outside the project. The binary runs
+ * where its process matters (its start, its streams, limits, signals, a terminal); the other
+ * cases run the same built code in this process (`routed`, `hookHere`) or the hook itself.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,9 +16,9 @@ import type { CliIo } from '../../../src/cli/io.js';
 import { type HookOptions, runHook } from '../../../src/live/hook/hook.js';
 import { replayHistory } from '../../../src/index.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
-import { MAIN, runCli, runCliUnder } from '../../cli/runCli.js';
+import { MAIN, runCliHere, runCliUnder } from '../../cli/runCli.js';
 import { tempDir } from '../../tempDirs.js';
-import { binary, type HookAnswer, inProcess } from './host.js';
+import { binary, type HookAnswer, inProcess, routed } from './host.js';
 
 type Payload = Record<string, unknown>;
 
@@ -61,6 +63,10 @@ const rawRun = (
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
+
+/** `fact-tracker hook` on raw standard input as `rawRun` gives it, through the built router in this process. */
+const hookHere = (input: string, cwd: string, env: Record<string, string> = {}) =>
+  runCliHere(['hook'], input, { cwd, env });
 
 describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, () => {
   it('Claude Code: the section goes in front of the prompt, and PostToolUse records the answer', async () => {
@@ -111,24 +117,29 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
 
   /**
    * The built hook given `args`, in a new project, through an implementer's task and the start of
-   * its review: the review's prompt as the hook rewrote it, and the review's own prompt.
+   * its review: the review's prompt as the hook rewrote it, and the review's own prompt. The task
+   * runs through the built router in this process; the review's start through `review` (the
+   * same, or the binary).
    */
-  const reviewPromptOf = async (args: ReadonlyArray<string>): Promise<{ cwd: string; prompt: string; own: string }> => {
+  const reviewPromptOf = async (
+    args: ReadonlyArray<string>,
+    review: typeof routed = routed,
+  ): Promise<{ cwd: string; prompt: string; own: string }> => {
     const cwd = tempDir('hook-layout-');
-    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd, args);
+    const send = routed({ CLAUDE_PROJECT_DIR: cwd }, cwd, args);
     const payload = (name: string) => fixture('claude-code', name, cwd);
     for (const name of ['pre-tool-use-agent', 'subagent-start', 'subagent-stop', 'post-tool-use-agent'])
       expect(await send(payload(name))).toEqual({ output: undefined, stderr: '' });
-    const review = payload('pre-tool-use-task-reviewer');
-    const rewritten = await send(review);
+    const call = payload('pre-tool-use-task-reviewer');
+    const rewritten = await review({ CLAUDE_PROJECT_DIR: cwd }, cwd, args)(call);
     expect(rewritten.stderr).toBe('');
     const prompt = (specific(rewritten.output)!['updatedInput'] as Payload)['prompt'] as string;
-    return { cwd, prompt, own: (review['tool_input'] as Payload)['prompt'] as string };
+    return { cwd, prompt, own: (call['tool_input'] as Payload)['prompt'] as string };
   };
 
   it('a secret in a prompt or a result reaches no file the hook writes and no section, and replay gives the sections the hook gave', async () => {
     const cwd = tempDir('hook-secrets-');
-    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd);
+    const send = routed({ CLAUDE_PROJECT_DIR: cwd }, cwd);
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
     const url = `postgres://deploy:${'hunter2pass'}@db.internal/app`;
     const payload = (name: string) => fixture('claude-code', name, cwd);
@@ -185,7 +196,7 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     expect(prompts.map((line) => line.tokenizer)).toEqual(['o200k', 'o200k']);
     // The estimate fits another section in the same budget: the one a replay would give without the name.
     expect(estimated.prompt).not.toBe(counted.prompt);
-    const replayed = await runCli(['replay', log, '--json']);
+    const replayed = await runCliHere(['replay', log, '--json']);
     expect([replayed.status, replayed.stderr]).toEqual([0, '']);
     const sections = (JSON.parse(replayed.stdout) as ReplayJson).prompts.map((entry) => entry.sessionContext);
     expect(sections).toEqual(['', section]);
@@ -193,11 +204,18 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
 
   it('a hook given its layout alone runs bare, and answers as the router does with the same layout', async () => {
     // `--layout=grouped` alone takes the bare hook; with `--max-tokens 500` (the default) the router parses it.
+    // Each review's start runs the binary, which chooses between them.
     const sections: string[] = [];
     for (const args of [['--layout=grouped'], ['--layout', 'grouped', '--max-tokens', '500']]) {
-      const { cwd, prompt } = await reviewPromptOf(args);
+      const { cwd, prompt } = await reviewPromptOf(args, binary);
       sections.push(prompt);
-      expect(readFileSync(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'), 'utf8')).toContain('"layout":"grouped"');
+      // The prompt line the binary appended keeps the layout.
+      const prompts = readFileSync(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; layout?: string })
+        .filter((line) => line.type === 'prompt');
+      expect(prompts.map((line) => line.layout)).toEqual(['grouped', 'grouped']);
     }
     expect(sections[0]).toMatch(/^\[Session Context\]\n- task:1 modified /u);
     expect(sections[1]).toBe(sections[0]);
@@ -216,7 +234,7 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     expect(existsSync(join(cwd, '.fact-tracker'))).toBe(false);
   });
 
-  it('an empty sessions folder is refused with a usage line, nothing written into the project, and the hook still exits 0', () => {
+  it('an empty sessions folder is refused with a usage line, nothing written into the project, and the hook still exits 0', async () => {
     const cwd = tempDir('hook-empty-dir-');
     const payload = JSON.stringify({
       hook_event_name: 'PreToolUse',
@@ -227,12 +245,7 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
       tool_input: { prompt: 'Task ID: 7\nedit src/a.ts', subagent_type: 'general' },
     });
     for (const args of [['--sessions-dir', ''], ['--sessions-dir=']]) {
-      const run = spawnSync(process.execPath, [MAIN, 'hook', ...args], {
-        cwd,
-        env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: cwd },
-        input: payload,
-        encoding: 'utf8',
-      });
+      const run = await runCliHere(['hook', ...args], payload, { cwd, env: { CLAUDE_PROJECT_DIR: cwd } });
       expect(run.status).toBe(0);
       expect(run.stderr).toContain('--sessions-dir needs a folder');
       expect(readdirSync(cwd)).toEqual([]);
@@ -275,14 +288,14 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
 
 const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
 
-/** The built hook's answer to Claude Code's first PreToolUse, in a project whose session log holds `log` already. */
+/** The built hook's answer (in this process) to Claude Code's first PreToolUse, in a project whose session log holds `log` already. */
 const hookOnLog = async (log: Buffer): Promise<{ file: string; answer: HookAnswer }> => {
   const cwd = tempDir('hook-log-');
   const payload = fixture('claude-code', 'pre-tool-use-agent', cwd);
   const file = logOf(cwd, payload['session_id'] as string);
   mkdirSync(join(cwd, '.fact-tracker', 'sessions'), { recursive: true });
   writeFileSync(file, log);
-  return { file, answer: await binary({ CLAUDE_PROJECT_DIR: cwd }, cwd)(payload) };
+  return { file, answer: await routed({ CLAUDE_PROJECT_DIR: cwd }, cwd)(payload) };
 };
 
 describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, () => {
@@ -300,7 +313,8 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     const cwd = tempDir('hook-');
     const whole = JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd));
     for (const input of ['not json at all', whole.slice(0, Math.floor(whole.length / 2)), '']) {
-      const run = await rawRun(input, cwd, { CLAUDE_PROJECT_DIR: cwd });
+      // An empty standard input as the binary reads it; the other payloads through the same code in this process.
+      const run = await (input === '' ? rawRun : hookHere)(input, cwd, { CLAUDE_PROJECT_DIR: cwd });
       expect(run.status).toBe(0);
       expect(JSON.parse(run.stdout)).toEqual({
         systemMessage: expect.stringMatching(
@@ -340,7 +354,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       '"tool_input":{',
       `"tool_input":{"extra":${'['.repeat(5_000)}${']'.repeat(5_000)},`,
     );
-    const refused = await rawRun(deep, cwd, { CLAUDE_PROJECT_DIR: cwd });
+    const refused = await hookHere(deep, cwd, { CLAUDE_PROJECT_DIR: cwd });
     expect([refused.status, JSON.parse(refused.stdout)]).toEqual([
       0,
       {
@@ -401,7 +415,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
 
   it('refuses a hostile session id and a result the contract rejects, where the user sees it', async () => {
     const cwd = tempDir('hook-');
-    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd);
+    const send = routed({ CLAUDE_PROJECT_DIR: cwd }, cwd);
     const hostile = await send({ ...fixture('claude-code', 'pre-tool-use-agent', cwd), session_id: '../../outside' });
     expect(hostile.output).toEqual({
       systemMessage: expect.stringMatching(/^fact-tracker: invalid_session_id: session "\.\.\/\.\.\/outside": /u),
@@ -427,7 +441,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
   it('names a hostile session id quoted and clipped: a 1 MB id floods nothing, a crafted one forges no notice', async () => {
     const cwd = tempDir('hook-');
     const send = (sessionId: string) =>
-      rawRun(JSON.stringify({ ...fixture('claude-code', 'subagent-stop', cwd), session_id: sessionId }), cwd, {
+      hookHere(JSON.stringify({ ...fixture('claude-code', 'subagent-stop', cwd), session_id: sessionId }), cwd, {
         CLAUDE_PROJECT_DIR: cwd,
       });
     const huge = await send('x'.repeat(1_000_000));
@@ -642,7 +656,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       ]);
       const sessions = join(cwd, '.fact-tracker', 'sessions');
       expect(readdirSync(sessions)).toEqual([]);
-      expect((await rawRun(readFileSync(payload), cwd)).stderr).toBe('');
+      expect((await hookHere(readFileSync(payload, 'utf8'), cwd)).stderr).toBe('');
       expect(readFileSync(join(sessions, '.gitignore'), 'utf8')).toContain('\n*\n');
     },
   );

@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { expect } from 'vitest';
 import { hookOutput, type HookOptions, runHook } from '../../../src/live/hook/hook.js';
-import { MAIN } from '../../cli/runCli.js';
+import { MAIN, runCliHere } from '../../cli/runCli.js';
 
 type Payload = Record<string, unknown>;
 
@@ -33,6 +33,13 @@ export const inProcess =
     };
   };
 
+/** The answer a hook printed: at most one line of JSON on stdout, else an error. */
+const answerOf = (stdout: string, stderr: string): HookAnswer => {
+  const lines = stdout.split('\n').filter((line) => line !== '');
+  if (lines.length > 1) throw new Error(`the hook printed ${lines.length} lines:\n${stdout}`);
+  return { output: lines.length === 0 ? undefined : (JSON.parse(lines[0]!) as Payload), stderr };
+};
+
 /**
  * The built binary (or the `main` of another installation), as the agent runs it: a process
  * per event, from `cwd`, with exactly `env`.
@@ -47,13 +54,28 @@ export const binary =
         { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
         (error, stdout, stderr) => {
           if (error !== null) return reject(new Error(`the hook failed: ${error.message}\n${stderr}`));
-          const lines = stdout.split('\n').filter((line) => line !== '');
-          if (lines.length > 1) return reject(new Error(`the hook printed ${lines.length} lines:\n${stdout}`));
-          resolve({ output: lines.length === 0 ? undefined : (JSON.parse(lines[0]!) as Payload), stderr });
+          try {
+            resolve(answerOf(stdout, stderr));
+          } catch (failed) {
+            reject(failed as Error);
+          }
         },
       );
       child.stdin?.end(JSON.stringify(payload));
     });
+
+/**
+ * `fact-tracker hook ...args` as `binary` runs it, through the built router in this process
+ * (`runCliHere`): the command line parsed, the payload as standard input, from `cwd` with `env`,
+ * without a process's start.
+ */
+export const routed =
+  (env: Readonly<Record<string, string>>, cwd: string, args: ReadonlyArray<string> = []): Send =>
+  async (payload) => {
+    const run = await runCliHere(['hook', ...args], JSON.stringify(payload), { cwd, env });
+    if (run.status !== 0) throw new Error(`the hook exited ${run.status}\n${run.stderr}`);
+    return answerOf(run.stdout, run.stderr);
+  };
 
 /** One subagent call, as the orchestrator makes it. */
 export interface Call {

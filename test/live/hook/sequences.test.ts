@@ -3,9 +3,9 @@
  * must give every subagent exactly the section of its own prompt (once, by one channel) and
  * record every result under its own task. The prompts are checked against the session log as
  * `fact-tracker replay` reads it: the section the replay computes for a prompt is the one its
- * subagent must have got. Some sequences run the built binary, a process per event, as the
- * agents run it; the others run the same code in this process (a process costs up to a second
- * on a loaded machine).
+ * subagent must have got. Hook processes running at once run the built binary, a process per
+ * event, as the agents run it; the other sequences run the built command or the hook itself in
+ * this process (a process costs up to a second on a loaded machine).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
@@ -17,7 +17,17 @@ import { memorySessionStore } from '../../../src/live/session/memoryStore.js';
 import type { SessionStore } from '../../../src/live/session/store.js';
 import { runHook } from '../../../src/live/hook/hook.js';
 import { tempDir } from '../../tempDirs.js';
-import { binary, type Call, claudeCode, codex, type Given, implementerAnswer, inProcess, type Send } from './host.js';
+import {
+  binary,
+  type Call,
+  claudeCode,
+  codex,
+  type Given,
+  implementerAnswer,
+  inProcess,
+  routed,
+  type Send,
+} from './host.js';
 
 const SESSION = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
 
@@ -92,10 +102,11 @@ const seed = async (host: ReturnType<typeof claudeCode>, count: number): Promise
 const shuffled = <T>(items: ReadonlyArray<T>, order: ReadonlyArray<number>): T[] => order.map((i) => items[i]!);
 
 // Concurrent: each test drives its own project, and waits mostly on its hook processes.
-describe.concurrent('Claude Code sequences through the built binary', { timeout: 600_000 }, () => {
-  const project = (): { dir: string; send: Send } => {
+describe.concurrent('Claude Code sequences through the built hook', { timeout: 600_000 }, () => {
+  /** A new project, and the built hook run in it through the router in this process (or as `via` runs it). */
+  const project = (via: typeof routed = routed): { dir: string; send: Send } => {
     const dir = tempDir('sequence-');
-    return { dir, send: binary({ CLAUDE_PROJECT_DIR: dir }, dir) };
+    return { dir, send: via({ CLAUDE_PROJECT_DIR: dir }, dir) };
   };
 
   /**
@@ -148,7 +159,7 @@ describe.concurrent('Claude Code sequences through the built binary', { timeout:
   });
 
   it('five parallel subagents of one type, in hook processes running at once, each get their own section and result', async () => {
-    const { dir, send } = project();
+    const { dir, send } = project(binary);
     const seeds = await seeded(dir, 5);
     const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
     const calls = [0, 1, 2, 3, 4].map((i) => workCall(10 + i, i, `parallel/file${i}.txt`));
