@@ -130,10 +130,11 @@ const QUOTED_LENGTH = 40;
 
 /**
  * What a quoted text writes as a JSON escape besides what `JSON.stringify` escapes: anything that
- * could break, hide or disguise a line (C1 controls, format characters, separators other than
- * the space), and the `|` that joins the hook's notices, so no quoted text forges another notice.
+ * could break, hide or disguise a line (C1 controls, format characters and the other invisible
+ * ones, separators other than the space), and the `|` that joins the hook's notices, so no quoted
+ * text forges another notice.
  */
-const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}|]|(?! )\p{Zs}/gu;
+const ESCAPED = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}|]|(?! )\p{Zs}/gu;
 
 const escapeUnits = (text: string): string =>
   text

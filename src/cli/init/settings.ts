@@ -46,7 +46,7 @@ export const unsafeStore = (store: string): string | undefined =>
   // An apostrophe too: bash (not in its POSIX mode) reads one inside "${VAR:-...}" as an open quote.
   /["$`\\}'\r\n]/u.test(store)
     ? 'holds a character a shell would read ($, ", `, \\, }, \' or a line break): percent-encode it in a URL, or name another folder'
-    : /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(store)
+    : /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u.test(store)
       ? 'holds a control or invisible character: percent-encode it in a URL, or name another folder'
       : undefined;
 

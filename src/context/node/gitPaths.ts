@@ -72,10 +72,10 @@ export const encodeGitPath = (path: string): Buffer => {
 
 /**
  * What a path may hold that would not show as itself on one line: a byte that is not UTF-8, a
- * backslash (which starts the escapes), a control, format or separator character, and any
+ * backslash (which starts the escapes), a control, format, other invisible or separator character, and any
  * space (`displayGitPath` keeps a space that stands alone between two other characters).
  */
-const UNSHOWN = /[\uDC80-\uDCFF\\\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}]/gu;
+const UNSHOWN = /[\uDC80-\uDCFF\\\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Zs}]/gu;
 
 /**
  * A path read by `decodeGitOutput` as people read it, on one line and told apart from every

@@ -19,6 +19,7 @@ describe('quoteId and nameId', () => {
   it('escapes what could break, hide or forge a line: line breaks, separators, format characters, "|"', () => {
     expect(quoteId('a\nb\u2028c\u202ed\u200be | f\u0085')).toBe('"a\\nb\\u2028c\\u202ed\\u200be \\u007c f\\u0085"');
     expect(quoteId('tag \u{e0041}')).toBe('"tag \\udb40\\udc41"');
+    expect(quoteId('blank \u3164 and \ufe0f')).toBe('"blank \\u3164 and \\ufe0f"');
   });
 
   it('reads back as JSON to the id clipped to 40 characters, and holds no "|" nor anything collapsing would change', () => {
