@@ -3,10 +3,12 @@
  * JSON is held back and reported (the server answers it with a parse error), whatever chunks
  * the lines arrive in.
  */
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { parseErrorResponse, wholeLines } from '../../../src/live/mcp/stdio.js';
+import { parseErrorResponse, serveMcp, wholeLines } from '../../../src/live/mcp/stdio.js';
+import { tempDir } from '../../tempDirs.js';
 
 /** What `wholeLines` passes on and reports for `input` cut at `cuts`. */
 const regroup = async (
@@ -157,5 +159,41 @@ describe('wholeLines', () => {
       error: { code: -32700, message: 'Parse error: Unexpected token' },
     });
     expect(parseErrorResponse('x').endsWith('}\n')).toBe(true);
+  });
+});
+
+describe('serveMcp, to a client that lets its answers wait', () => {
+  it('waits for room once for all of them: the output never holds more than one drain listener of the server, however many answers wait', async () => {
+    const input = new PassThrough();
+    // Nobody reads it until every answer is written: each write past the first few finds it full.
+    const output = new PassThrough({ highWaterMark: 1024 });
+    const pings = 5_000;
+    let written = 0;
+    let mostListeners = 0;
+    const allWritten = new Promise<void>((resolve) => {
+      const write = output.write.bind(output);
+      output.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+        const room = write(chunk, ...rest);
+        mostListeners = Math.max(mostListeners, output.listenerCount('drain'));
+        written += 1;
+        if (written === pings + 1) resolve();
+        return room;
+      }) as typeof output.write;
+    });
+    const serving = serveMcp({ input, output }, { cwd: tempDir('mcp-waiting-answers-'), version: '0.0.0-test' });
+    input.write(
+      `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}\n`,
+    );
+    for (let id = 1; id <= pings; id += 1) input.write(`{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`);
+    await allWritten;
+    // One listener per waiting answer (the SDK's own send) made their removal quadratic in their number.
+    expect(mostListeners).toBeLessThanOrEqual(1);
+    let lines = 0;
+    output.on('data', (chunk: Buffer) => {
+      for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) lines += 1;
+    });
+    input.end();
+    expect(E.isRight(await serving)).toBe(true);
+    expect(lines).toBe(pings + 1);
   });
 });
