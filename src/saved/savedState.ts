@@ -94,7 +94,8 @@ export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState =
   return {
     format: STATE_FORMAT,
     version: STATE_VERSION,
-    maxValidFacts: store.maxValidFacts,
+    // As `emptyFactStore` reads it: a bound set by hand on a store is written as one `decodeState` reads.
+    maxValidFacts: normalizeMaxValidFacts(store.maxValidFacts),
     pairs: [...selectPairLogs(store)].sort(bySubjectThenRelation),
     prompts: selectRecordedPrompts(store),
     ...(files.length === 0 ? {} : { files }),
@@ -262,6 +263,8 @@ const PairLogSchema = (seen: Set<string>) =>
       };
     });
 
+const NOT_A_BOUND = `saved state maxValidFacts is not a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`;
+
 /** A saved-state document: a fresh schema per document, as its pairs remember the ones seen. */
 const SavedStateSchema = () =>
   z.object(
@@ -277,7 +280,11 @@ const SavedStateSchema = () =>
       pairs: z.array(PairLogSchema(new Set()), { error: 'saved state has no pairs array' }),
       prompts: z.array(RecordedPromptSchema, { error: 'saved state prompts is not an array' }).optional(),
       files: z.array(RecordedFileSchema, { error: 'saved state files is not an array' }).optional(),
-      maxValidFacts: z.unknown().optional(),
+      maxValidFacts: z
+        .number({ error: NOT_A_BOUND })
+        // Only a bound a store is built with (`normalizeMaxValidFacts`), as `encodeState` writes it.
+        .refine((bound) => normalizeMaxValidFacts(bound) === bound, NOT_A_BOUND)
+        .optional(),
       lastEventAt: z
         .number({ error: 'saved state lastEventAt is not a finite time' })
         // As an event's time (`parseEventTime`): a replay records no other, and a history goes on from it.

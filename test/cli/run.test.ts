@@ -427,8 +427,9 @@ describe('facts', () => {
       pairs: { assertions: { id: string }[] }[];
     };
     const future = JSON.stringify({ ...document, version: 2 }, null, 2);
+    const unbounded = JSON.stringify({ ...document, maxValidFacts: -5 });
     document.pairs[0]!.assertions[0]!.id = '0000000000000000';
-    const files = { 'corrupt.json': JSON.stringify(document), 'future.json': future };
+    const files = { 'corrupt.json': JSON.stringify(document), 'future.json': future, 'unbounded.json': unbounded };
     expectUsageError(
       await runInMemory(['facts', 'corrupt.json'], { files }),
       /corrupt\.json: pairs\[0\]\.assertions\[0\]: id is not createFactId of the triple/u,
@@ -436,6 +437,10 @@ describe('facts', () => {
     expectUsageError(
       await runInMemory(['facts', 'future.json'], { files }),
       /future\.json: saved state version 2 is newer/u,
+    );
+    expectUsageError(
+      await runInMemory(['facts', 'unbounded.json'], { files }),
+      /unbounded\.json: saved state maxValidFacts is not a whole number from 1 to 9007199254740991$/mu,
     );
   });
 });

@@ -1,11 +1,12 @@
 /**
  * `decodeState` over documents no JSON text gives: it answers each with a value (`invalid_state`
- * when it cannot be read), never an exception.
+ * when it cannot be read), never an exception. And the store's bound, which it reads only as
+ * `encodeState` writes it.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeState, encodeState, replayHistory } from '../../src/index.js';
+import { DEFAULT_MAX_VALID_FACTS, decodeState, emptyFactStore, encodeState, replayHistory } from '../../src/index.js';
 import { implementer, reviewer } from '../fixtures/results.js';
 
 const history = [
@@ -85,6 +86,49 @@ describe('decodeState over values no JSON text gives', () => {
         code: 'invalid_state',
         message:
           'the saved state cannot be read: an array of 4000000000 elements has a hole at [0], an element never set',
+      }),
+    );
+  });
+});
+
+describe("a saved state's maxValidFacts", () => {
+  const refused = E.left({
+    code: 'invalid_state',
+    message: 'saved state maxValidFacts is not a whole number from 1 to 9007199254740991',
+  });
+
+  it('refuses a bound no store is built with, in one line naming the field, rather than reading it as the default', () => {
+    const text = JSON.stringify(saved());
+    for (const bound of ['-5', '"x"', '0.5', 'null', '1e400', '0', '2.5', '1e20'])
+      expect(decodeState(JSON.parse(text.replace(/"maxValidFacts":\d+/u, `"maxValidFacts":${bound}`)))).toEqual(
+        refused,
+      );
+  });
+
+  it('reads a whole bound from 1 to the largest safe integer, and a state without one at the default', () => {
+    for (const bound of [1, 20, Number.MAX_SAFE_INTEGER]) {
+      const decoded = decodeState({ ...saved(), maxValidFacts: bound });
+      expect(E.isRight(decoded) && decoded.right.maxValidFacts).toBe(bound);
+    }
+    const { maxValidFacts: _, ...without } = saved();
+    const decoded = decodeState(without);
+    expect(E.isRight(decoded) && decoded.right.maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
+  });
+
+  it('round-trips every store emptyFactStore builds, whatever bound it was given, and writes a bound set by hand as emptyFactStore reads it', () => {
+    const odd = fc.oneof(
+      fc.double(),
+      fc.integer(),
+      fc.constantFrom(Infinity, -Infinity, Number.NaN, 0, 0.5, 1e20, -5, Number.MAX_SAFE_INTEGER + 2),
+    );
+    fc.assert(
+      fc.property(odd, (bound) => {
+        const store = replayHistory(history, { initial: emptyFactStore({ maxValidFacts: bound }) }).store;
+        const decoded = decodeState(JSON.parse(JSON.stringify(encodeState(store))));
+        expect(E.isRight(decoded) && decoded.right.maxValidFacts).toBe(store.maxValidFacts);
+        const byHand = encodeState({ ...store, maxValidFacts: bound });
+        expect(byHand.maxValidFacts).toBe(emptyFactStore({ maxValidFacts: bound }).maxValidFacts);
+        expect(E.isRight(decodeState(JSON.parse(JSON.stringify(byHand))))).toBe(true);
       }),
     );
   });
