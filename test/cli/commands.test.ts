@@ -435,7 +435,7 @@ describe.concurrent('fact-tracker commands', () => {
     expect(exported).toEqual({
       status: 1,
       stdout: '',
-      stderr: `fact-tracker sessions: io: the log ${log} is UTF-16 (it starts with a UTF-16 byte-order mark): export prints a log as UTF-8 text, which would not be its bytes; \`fact-tracker replay --session ps\` reads it as it is\n`,
+      stderr: `fact-tracker sessions: io: the log ${log} is UTF-16 (it starts with a UTF-16 byte-order mark or with text in UTF-16): export prints a log as UTF-8 text, which would not be its bytes; \`fact-tracker replay --session ps\` reads it as it is\n`,
     });
     expect([replayed.status, JSON.parse(replayed.stdout).summary.events]).toEqual([0, 40]);
   });

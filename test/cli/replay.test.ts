@@ -195,33 +195,34 @@ describe.concurrent('fact-tracker replay', () => {
     ]);
   });
 
-  it('reads a history and a saved state written as UTF-16 with its byte-order mark (PowerShell >), as it reads UTF-8', async ({
+  it('reads a history and a saved state written as UTF-16, with its byte-order mark (PowerShell >) or without (iconv -t utf-16le), as it reads UTF-8', async ({
     expect,
   }) => {
     const dir = tempDir('replay-');
-    const utf16 = (text: string, endian: 'le' | 'be'): Buffer => {
-      const le = Buffer.from(`\uFEFF${text.replace(/\n/gu, '\r\n')}`, 'utf16le');
+    const utf16 = (text: string, endian: 'le' | 'be', mark: boolean): Buffer => {
+      const le = Buffer.from(`${mark ? '\uFEFF' : ''}${text.replace(/\n/gu, '\r\n')}`, 'utf16le');
       return endian === 'le' ? le : le.swap16();
     };
     const { json } = await example();
-    for (const endian of ['le', 'be'] as const) {
-      const file = join(dir, `history-${endian}.jsonl`);
-      writeFileSync(file, utf16(readFileSync(`${ROOT}${EXAMPLE}`, 'utf8'), endian));
-      const run = await runCliHere(['replay', file, '--json']);
-      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-      expect(run.stdout).toBe(json.stdout);
-    }
     // The state the example's replay saved (the first test reads it back as it is).
     const { state, facts } = await savedExample();
-    const state16 = join(dir, 'state16.json');
-    writeFileSync(state16, utf16(readFileSync(state, 'utf8'), 'le'));
-    const facts16 = await runCliHere(['facts', state16, '--json']);
-    expect({ status: facts.status, status16: facts16.status, stderr: facts16.stderr }).toEqual({
-      status: 0,
-      status16: 0,
-      stderr: '',
-    });
-    expect(facts16.stdout).toBe(facts.stdout);
+    for (const endian of ['le', 'be'] as const)
+      for (const mark of [true, false]) {
+        const file = join(dir, `history-${endian}-${String(mark)}.jsonl`);
+        writeFileSync(file, utf16(readFileSync(`${ROOT}${EXAMPLE}`, 'utf8'), endian, mark));
+        const run = await runCliHere(['replay', file, '--json']);
+        expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+        expect(run.stdout).toBe(json.stdout);
+        const state16 = join(dir, `state-${endian}-${String(mark)}.json`);
+        writeFileSync(state16, utf16(readFileSync(state, 'utf8'), endian, mark));
+        const facts16 = await runCliHere(['facts', state16, '--json']);
+        expect({ status: facts.status, status16: facts16.status, stderr: facts16.stderr }).toEqual({
+          status: 0,
+          status16: 0,
+          stderr: '',
+        });
+        expect(facts16.stdout).toBe(facts.stdout);
+      }
   });
 
   it('budgets each prompt with the tokenizer its line names, --tokenizer over it, and rejects a line naming an unknown one (replay and explain)', async ({

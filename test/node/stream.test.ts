@@ -76,6 +76,30 @@ describe('lineBatches', () => {
     );
   });
 
+  it('reads UTF-16 without a byte-order mark (iconv -t utf-16le) as UTF-16 when it starts with two ASCII characters, whatever the chunks', async () => {
+    const start = fc.constantFrom('{"', '\n{', '\r\n', '  ', 'ab');
+    const piece = fc.constantFrom('a', '{"x":1}', '\n', '\r\n', 'é', '💡', ' ');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('le', 'be'),
+        start,
+        fc.array(piece, { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async (endian, first, pieces, cuts) => {
+          const text = `${first}${pieces.join('')}`;
+          const le = Buffer.from(text, 'utf16le');
+          const bytes = endian === 'le' ? le : le.swap16();
+          expect(await collect(chunked(bytes, cuts))).toEqual(linesOfText(text));
+        },
+      ),
+    );
+  });
+
+  it('reads as UTF-8 bytes whose zeros are not those of two UTF-16 characters at the start', async () => {
+    for (const text of ['{\0\0\0"a"', '\0\0\0{', '{"\0\0', '{\0\n', 'é\0', '{"a":"\0b\0"}'])
+      expect(await collect([Buffer.from(text, 'utf8')])).toEqual(linesOfText(text));
+  });
+
   it('holds at most the limit and one character of a line, so the parser rejects it as too large', async () => {
     const long = `${'x'.repeat(1_000)}\n{"type":"compact","maxFacts":1}\n`;
     const lines = await collect(chunked(new TextEncoder().encode(long), [7, 300, 301, 900]), 10);

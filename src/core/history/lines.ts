@@ -98,7 +98,7 @@ export const linesOfText = (text: string): HistoryLine[] => {
 /**
  * The lines of a history read as a stream of chunks (bytes, or text), a batch per chunk (so a
  * reader pays one await per chunk, not per line); empty batches are skipped. Bytes are UTF-8, or
- * UTF-16 after its byte-order mark (see `decodedChunks`); invalid sequences read as U+FFFD, as
+ * UTF-16 when their first bytes say so (see `decodedChunks`); invalid sequences read as U+FFFD, as
  * they do when the whole file is read as text. With `onTornLine`, the text after the last line
  * break is handed to it rather than read as a line: a session's log ends at its last complete
  * line, and what follows is a torn line a writer killed mid-append left.

@@ -219,7 +219,7 @@ export const bytesToReplay = async (sessionId: unknown, given: SessionsFolder = 
  */
 const utf16Log = (id: string, file: string, what: string): { readonly code: 'io'; readonly message: string } => ({
   code: 'io',
-  message: `the log ${file} is UTF-16 (it starts with a UTF-16 byte-order mark): ${what}; \`fact-tracker replay --session ${id}\` reads it as it is`,
+  message: `the log ${file} is UTF-16 (it starts with a UTF-16 byte-order mark or with text in UTF-16): ${what}; \`fact-tracker replay --session ${id}\` reads it as it is`,
 });
 
 /**

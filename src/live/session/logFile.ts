@@ -73,8 +73,8 @@ export interface LogRead {
    */
   readonly last: Buffer;
   /**
-   * True when the read began at the file's first byte and a UTF-16 byte-order mark opens it
-   * (`encodingOf`): its lines are not UTF-8, and `text` is not what they say.
+   * True when the read began at the file's first byte and its first bytes are UTF-16's, a mark or
+   * text (`encodingOf`): its lines are not UTF-8, and `text` is not what they say.
    */
   readonly utf16: boolean;
 }

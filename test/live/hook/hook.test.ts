@@ -617,7 +617,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     // A UTF-8 line appended would be one the log cannot hold, and its lines read as UTF-8 are all rejected.
     expect(answer.output).toEqual({
       systemMessage: expect.stringMatching(
-        /^fact-tracker: io: session [^:]+: the log \S+ is UTF-16 \(it starts with a UTF-16 byte-order mark\): a live session reads and appends UTF-8 only, /u,
+        /^fact-tracker: io: session [^:]+: the log \S+ is UTF-16 \(it starts with a UTF-16 byte-order mark or with text in UTF-16\): a live session reads and appends UTF-8 only, /u,
       ),
     });
     expect(readFileSync(file).equals(log)).toBe(true);

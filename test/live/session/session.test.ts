@@ -585,9 +585,10 @@ describe('a live session', () => {
     const cwd = tempDir('session-utf16-');
     const { directory } = resolveSessionsDirectory({ cwd });
     mkdirSync(directory, { recursive: true });
-    // As Windows PowerShell's > writes it, with CRLF; and its big-endian twin.
+    // As Windows PowerShell's > writes it, with CRLF; its big-endian twin; and both without the mark, as iconv writes them.
     const little = Buffer.from(`\uFEFF${example.replace(/\n/gu, '\r\n')}`, 'utf16le');
-    const logs = { le: little, be: Buffer.from(little).swap16() };
+    const bare = little.subarray(2);
+    const logs = { le: little, be: Buffer.from(little).swap16(), bareLe: bare, bareBe: Buffer.from(bare).swap16() };
     for (const [id, bytes] of Object.entries(logs)) {
       const file = join(directory, `${id}.jsonl`);
       writeFileSync(file, bytes);
@@ -598,7 +599,7 @@ describe('a live session', () => {
         expect(await openSession(id, { cwd, create })).toEqual(
           E.left({
             code: 'io',
-            message: `the log ${file} is UTF-16 (it starts with a UTF-16 byte-order mark): a live session reads and appends UTF-8 only, so it leaves the log as it is (converted to UTF-8, the session goes on); \`fact-tracker replay --session ${id}\` reads it as it is`,
+            message: `the log ${file} is UTF-16 (it starts with a UTF-16 byte-order mark or with text in UTF-16): a live session reads and appends UTF-8 only, so it leaves the log as it is (converted to UTF-8, the session goes on); \`fact-tracker replay --session ${id}\` reads it as it is`,
           }),
         );
       const store = fileSessionStore({ cwd });
@@ -609,7 +610,7 @@ describe('a live session', () => {
       expect(readFileSync(file).equals(bytes)).toBe(true);
     }
     // Nothing beside them either: no torn line set aside, no snapshot (and no .gitignore in a folder that held logs already).
-    expect(readdirSync(directory).sort()).toEqual(['be.jsonl', 'le.jsonl']);
+    expect(readdirSync(directory).sort()).toEqual(['bareBe.jsonl', 'bareLe.jsonl', 'be.jsonl', 'le.jsonl']);
   });
 
   it('sets a torn last line aside in a side file, reports it, and keeps every complete event', async () => {
