@@ -25,7 +25,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { isFileFact, type SessionFact } from '../fact.js';
 import { rememberedPriorFlags } from '../search/priors.js';
-import { factTermWeights, storedTermWeight } from '../search/weights.js';
+import { factTermWeights } from '../search/weights.js';
 import { selectAllFacts } from '../store/selectors.js';
 import { type FactStore, validCount } from '../store/state.js';
 import { fitsBudget, fitToBudget, type SectionRenderer } from './budget.js';
@@ -192,17 +192,42 @@ const checked =
 /** `retrieveRanked` of the query `input` holds, or why it is not a query (`parseFactQuery`). */
 export const retrieveRankedEither = checked(retrieveRanked);
 
+/**
+ * The positions of each term in a pass's term list (a feedback word may repeat a query term):
+ * a fact is read through its own few terms, not looked up once per term of the query, which
+ * a pasted prompt can make tens of thousands.
+ */
+const termPositions = (pass: Pass): Map<string, number[]> => {
+  const positions = new Map<string, number[]>();
+  pass.terms.forEach(({ term }, at) => {
+    const known = positions.get(term);
+    if (known === undefined) positions.set(term, [at]);
+    else known.push(at);
+  });
+  return positions;
+};
+
 /** Scores every stored fact in one pass, the slow way (from the fact's own text). */
 const scoreAll = (
   store: FactStore,
   settings: Settings,
   pass: Pass,
   firstPass: boolean,
-): Array<Scored & { reason?: ExclusionReason }> =>
-  selectAllFacts(store).map((fact) => {
-    const { memo } = settings.scratch;
+): Array<Scored & { reason?: ExclusionReason }> => {
+  const { memo } = settings.scratch;
+  const positions = termPositions(pass);
+  // One list for every fact, `stored[i]` the fact's weight of `pass.terms[i]`: each fact sets
+  // the positions of its terms (`held`), is scored from those alone and clears them (combineScore
+  // keeps nothing of either).
+  const stored = new Array<number | undefined>(pass.terms.length).fill(undefined);
+  const held: number[] = [];
+  return selectAllFacts(store).map((fact) => {
     const weights = factTermWeights(fact);
-    const stored = pass.terms.map(({ term }) => storedTermWeight(weights, term));
+    for (let i = 0; i < weights.length; i += 2)
+      for (const at of positions.get(weights[i] as string) ?? []) {
+        stored[at] = weights[i + 1] as number;
+        held.push(at);
+      }
     const valid = fact.validTo === undefined;
     const extras = {
       context: valid ? factContext(pass.table, fact) : 0,
@@ -217,10 +242,15 @@ const scoreAll = (
       repeatsConvention(store, fact),
       true,
       rememberedPriorFlags(fact, memo.flags),
+      // In the pass's term order, the order the index path adds them in.
+      held.sort((a, b) => a - b),
     );
+    for (const at of held) stored[at] = undefined;
+    held.length = 0;
     const reason = filterReason(settings, fact, parts, firstPass);
     return reason === undefined ? { fact, parts } : { fact, parts, reason };
   });
+};
 
 /**
  * Every stored fact with its score, its parts and its decision (as `retrieveRanked` decides with

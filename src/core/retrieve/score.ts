@@ -110,6 +110,8 @@ export const combineScore = (
   detail = true,
   /** The fact's prior flags, when the caller knows them (the index path reads them from the postings). */
   flags = priorFlags(fact),
+  /** The positions where `weights` holds a weight, ascending, when the caller knows them (by default every one is read). */
+  held?: ReadonlyArray<number>,
 ): ScoreParts => {
   const { ranking } = pass.plan;
   // The index path names no terms: it shares one empty list instead of making one per fact.
@@ -117,7 +119,9 @@ export const combineScore = (
   let query = 0;
   let feedback = 0;
   const planned = pass.terms;
-  for (let i = 0; i < planned.length; i += 1) {
+  const count = held?.length ?? planned.length;
+  for (let at = 0; at < count; at += 1) {
+    const i = held === undefined ? at : held[at]!;
     const stored = weights[i];
     if (stored === undefined) continue;
     const { multiplier, idf, term } = planned[i]!;

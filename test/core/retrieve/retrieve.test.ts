@@ -334,6 +334,25 @@ describe('explainRetrieval', () => {
       ),
     );
   });
+
+  it('scores each fact by the words it holds: 20,000 words no fact holds change no decision, score or part', () => {
+    // A prompt the size of a pasted file: each fact is read through its own terms, not looked
+    // up once per word of the query (which took seconds on a store of thousands of facts).
+    const filler = Array.from({ length: 20_000 }, (_, i) => `unheard${i}`).join(' ');
+    fc.assert(
+      fc.property(
+        storeArb,
+        fc.constantFrom('login invoice', 'src/a.ts naming task', 'rate rate limiting'),
+        (s, words) => {
+          const settings = { taskId: '2', ranking: DEFAULT_RANKING };
+          const plain = explainRetrieval(s, query(words, settings));
+          const padded = explainRetrieval(s, query(`${filler} ${words} ${filler}`, settings));
+          expect(padded).toEqual(plain);
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
 });
 
 describe('the signals beyond the words', () => {
