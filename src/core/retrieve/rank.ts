@@ -225,7 +225,8 @@ export const MAX_FILL_POWER = 8;
 const isRankingNumber = (value: unknown): value is number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0;
 
-const finiteOr = (value: unknown, fallback: number): number => (isRankingNumber(value) ? value : fallback);
+/** `value` when a ranking takes it, -0 read as 0 (as the tracker's settings keep it), else `fallback`. */
+const finiteOr = (value: unknown, fallback: number): number => (isRankingNumber(value) ? value + 0 : fallback);
 
 /** A weight: `finiteOr`, and when above 0 within `min` and `max` (0 stays 0: the signal turned off). */
 const weightOr = (value: unknown, fallback: number, min = MIN_RANKING_WEIGHT, max = MAX_RANKING_WEIGHT): number => {

@@ -39,6 +39,13 @@ describe('tracker settings', () => {
     );
   });
 
+  it('resolves -0 in any ranking field as 0, as the settings keep it: a ranking and its JSON copy rank alike', () => {
+    const given = { fill: { power: -0, longest: -0 }, contextShare: -0, contextTasks: -0, coChange: { seeds: -0 } };
+    const resolved = resolveRanking(given);
+    expect(resolved).toEqual(resolveRanking(JSON.parse(JSON.stringify(given))));
+    expect(initialTrackerState({ ranking: given }).settings.ranking).toEqual(JSON.parse(JSON.stringify(given)));
+  });
+
   it('keeps of a ranking only the overrides a ranking takes, as plain frozen data', () => {
     const given = { floor: 0.05, priors: { status: -0, test: 1n, docs: 'x' }, fill: () => 1, toJSON: () => 'x' };
     const { settings } = initialTrackerState({ ranking: given as never });
