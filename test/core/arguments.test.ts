@@ -142,6 +142,16 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /maxOutputTokens is undefined, not a number/u,
   ],
   [
+    'buildDispatchDynamicTail with NaN as maxOutputTokens',
+    () => buildDispatchDynamicTail({ taskId: '1', maxOutputTokens: Number.NaN, deltaPacket: {}, taskPrompt: 'x' }),
+    /maxOutputTokens is NaN, not a number of tokens, 0 or more/u,
+  ],
+  [
+    'buildDispatchDynamicTail with a negative maxOutputTokens',
+    () => buildDispatchDynamicTail({ taskId: '1', maxOutputTokens: -1, deltaPacket: {}, taskPrompt: 'x' }),
+    /maxOutputTokens is -1, not a number of tokens, 0 or more/u,
+  ],
+  [
     'buildDispatchDynamicTail with a number as the delta packet',
     () => buildDispatchDynamicTail({ taskId: '1', maxOutputTokens: 1, deltaPacket: 42 as never, taskPrompt: 'x' }),
     /deltaPacket is a number, not an object/u,

@@ -54,6 +54,9 @@ export const buildDispatchDynamicTail = (input: DispatchTailInput): string => {
   // So are required fields left out or of the wrong kind: said, rather than printed as "undefined".
   if (typeof input.taskId !== 'string') refuseArgument('taskId', input.taskId, 'a string');
   if (typeof input.maxOutputTokens !== 'number') refuseArgument('maxOutputTokens', input.maxOutputTokens, 'a number');
+  // NaN or a negative count is no budget either: printed, it would read "Max output tokens: NaN".
+  if (!(input.maxOutputTokens >= 0))
+    throw new TypeError(`maxOutputTokens is ${input.maxOutputTokens}, not a number of tokens, 0 or more`);
   if (!isRecord(input.deltaPacket)) refuseArgument('deltaPacket', input.deltaPacket, 'an object');
   if (typeof input.taskPrompt !== 'string') refuseArgument('taskPrompt', input.taskPrompt, 'a string');
   const lines = [
