@@ -1,7 +1,7 @@
 /**
  * The server's input, regrouped into whole lines before the SDK reads it: a line that is not
  * JSON is held back and reported (the server answers it with a parse error), whatever chunks
- * the lines arrive in.
+ * the lines arrive in; and its output, where answers a client lets wait share one wait for room.
  */
 import { PassThrough, Readable } from 'node:stream';
 import fc from 'fast-check';
