@@ -3,6 +3,7 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
+import { findSecret } from '../base/secrets.js';
 import { clipStart, collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
 
@@ -139,6 +140,19 @@ export const textFieldProblem = (field: string, value: unknown, max: number): st
 };
 
 /**
+ * Why a task id (`field`, its whitespace collapsed) may not name a task, holding a secret named
+ * by its shape and never quoted, or undefined. Refused, not redacted: the id names its task in
+ * every fact, section and log line, and ids holding different tokens would all name one task
+ * once redacted.
+ */
+export const taskIdSecretProblem = (field: string, taskId: string): string | undefined => {
+  const secret = findSecret(taskId);
+  return secret === undefined
+    ? undefined
+    : `${field} holds what looks like ${secret}: a task id is written into facts and sections, and no secret may be`;
+};
+
+/**
  * True for text holding U+001F, which joins a triple's fields into fact ids and pair keys: no
  * stored field holds it, or `('a\u001fb', 'c')` and `('a', 'b\u001fc')` would be one pair with one id.
  */
@@ -161,7 +175,8 @@ export type FactFailure = Failure<'invalid_fact'>;
 /**
  * Validates one fact as it enters the store and returns a fresh plain copy holding only the
  * known fields (its text well-formed: each lone surrogate U+FFFD), or why it is malformed
- * (`invalid_fact`). History (`validTo`) never enters this way.
+ * (`invalid_fact`; a task id holding a secret is, see `taskIdSecretProblem`). History (`validTo`)
+ * never enters this way.
  */
 export const parseNewFact = (input: unknown): E.Either<FactFailure, SessionFact> =>
   E.mapLeft((message: string) => failure('invalid_fact', message))(validateNewFact(input));
@@ -178,6 +193,11 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     textFieldProblem('object', object, FACT_LIMITS.object) ??
     textFieldProblem('sourceTaskId', sourceTaskId, FACT_LIMITS.sourceTaskId);
   if (textProblem !== undefined) return E.left(textProblem);
+  // Whitespace collapsed, as extraction and a query's task id take it: one task, one id.
+  const taskId = wellFormed(collapseWhitespace(sourceTaskId));
+  // As `normalizeTaskId` refuses it, so a fact handed to `addFacts` keeps no secret in its id either.
+  const secretInId = taskIdSecretProblem('sourceTaskId', taskId);
+  if (secretInId !== undefined) return E.left(secretInId);
   const separated =
     separatorProblem('subject', subject) ??
     separatorProblem('relation', relation) ??
@@ -206,8 +226,7 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     object: wellFormed(object),
     tags: shareTags(tagList as ReadonlyArray<FactTag>),
     validFrom: plainTime(validFrom),
-    // Whitespace collapsed, as extraction and a query's task id take it: one task, one id.
-    sourceTaskId: wellFormed(collapseWhitespace(sourceTaskId)),
+    sourceTaskId: taskId,
     sourceRole,
     // -0 is 0, as a time's is (see `plainTime`): JSON writes it as 0.
     confidence: confidence + 0,

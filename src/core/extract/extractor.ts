@@ -12,12 +12,13 @@ import {
   shareTags,
   type SourceRole,
   tagsProblem,
+  taskIdSecretProblem,
   textFieldProblem,
 } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import { isRecord, readOnce, refuseUnlessDenseArray } from '../../base/record.js';
-import { findSecret, withoutSecrets } from '../../base/secrets.js';
+import { withoutSecrets } from '../../base/secrets.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -54,13 +55,8 @@ export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
     return E.left(`task id ${String(taskId)} is no whole number within 2^53 - 1: give it as a string`);
   const normalized = wellFormed(collapseWhitespace(String(taskId)));
   if (normalized === '') return E.left('task id is empty');
-  // Refused, not redacted: the id names its task in every fact, section and log line, and ids
-  // holding different tokens would all name one task once redacted.
-  const secret = findSecret(normalized);
-  if (secret !== undefined)
-    return E.left(
-      `task id holds what looks like ${secret}: a task id is written into facts and sections, and no secret may be`,
-    );
+  const secret = taskIdSecretProblem('task id', normalized);
+  if (secret !== undefined) return E.left(secret);
   if (normalized.length > FACT_LIMITS.sourceTaskId)
     return E.left(`task id is longer than ${FACT_LIMITS.sourceTaskId} characters`);
   return E.right(normalized);

@@ -1,3 +1,4 @@
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
@@ -9,6 +10,8 @@ import {
   type FactStore,
   invalidate,
   makeFact,
+  parseNewFact,
+  replay,
   selectAllFacts,
   selectFactsValidAt,
   selectValidCount,
@@ -140,6 +143,32 @@ describe('addFacts', () => {
     const store = addFacts(emptyFactStore(), [...bad, good] as SessionFact[]);
     expect(selectAllFacts(store)).toEqual([good]);
     expect(addFacts(emptyFactStore(), bad as SessionFact[])).toEqual(emptyFactStore());
+  });
+
+  it('skips a fact whose task id holds a secret, as normalizeTaskId refuses the id, and stores its other texts as given', () => {
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const good = fact('task:1', 10);
+    const store = addFacts(emptyFactStore(), [
+      { ...good, sourceTaskId: token },
+      { ...good, sourceTaskId: `deploy  ${token}` },
+      good,
+    ]);
+    expect(selectAllFacts(store)).toEqual([good]);
+    expect(JSON.stringify(store)).not.toContain(token.slice(4));
+    expect(replay([{ type: 'facts/added', facts: [{ ...good, sourceTaskId: token }] }])).toEqual(emptyFactStore());
+    expect(parseNewFact({ ...good, sourceTaskId: token })).toEqual(
+      E.left(
+        expect.objectContaining({
+          code: 'invalid_fact',
+          message: expect.stringContaining('sourceTaskId holds what looks like a GitHub token') as string,
+        }),
+      ),
+    );
+    // A subject, relation or object is the caller's text: extraction redacts a result's before it makes facts.
+    const path = `deploy/${token}/config.ts`;
+    expect(selectAllFacts(addFacts(emptyFactStore(), [fact('task:1', 10, { subject: path })]))).toEqual([
+      fact('task:1', 10, { subject: path }),
+    ]);
   });
 
   it('does not alias or freeze the caller’s objects', () => {
