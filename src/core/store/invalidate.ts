@@ -29,7 +29,9 @@ export const invalidatedPair = (store: FactStore, subject: string, relation: str
  * Closes the valid facts of (subject, relation) at `at`, unless the pair was asserted after
  * `at`: a late invalidation cannot close a newer assertion. Closed facts stay in history until
  * compaction. Returns the same store when there is nothing to close, as for a subject or
- * relation holding U+001F: no stored pair does, and its key would name another pair.
+ * relation holding U+001F: no stored pair does, and its key would name another pair. Total, as
+ * every reducer: a subject or relation that is no string, or a time that is no finite number,
+ * returns the same store too (so does such an event in `applyEvent` and `replay`).
  */
 export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
   checkedFactStore(store);

@@ -2,6 +2,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
+  applyEvent,
   compact,
   compactWithReport,
   createFactId,
@@ -209,6 +210,22 @@ describe('invalidate', () => {
     expect(invalidate(store, 'src/config.ts', 'modified_by', Number.NaN)).toBe(store);
     const closed = invalidate(store, 'src/config.ts', 'modified_by', 20);
     expect(invalidate(closed, 'src/config.ts', 'modified_by', 30)).toBe(closed);
+  });
+
+  it('is total: arguments not of their kind return the same store, directly, in applyEvent and in replay', () => {
+    const store = addFacts(emptyFactStore(), [fact('task:1', 10)]);
+    const wrong: ReadonlyArray<readonly [unknown, unknown, unknown]> = [
+      [null, 'modified_by', 20],
+      ['src/config.ts', undefined, 20],
+      ['src/config.ts', 'modified_by', '20'],
+      ['src/config.ts', 'modified_by', Infinity],
+    ];
+    for (const [subject, relation, at] of wrong) {
+      expect(invalidate(store, subject as never, relation as never, at as never)).toBe(store);
+      const event = { type: 'facts/invalidated', subject, relation, at } as never;
+      expect(applyEvent(store, event)).toBe(store);
+      expect(replay([event], store)).toBe(store);
+    }
   });
 
   it('closes a late assertion that lands before an invalidation at the invalidation', () => {
