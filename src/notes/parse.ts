@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { exceedsJsonDepth, parseJson } from '../base/json.js';
 import { findDuplicateKey } from '../base/jsonKeys.js';
+import { openJsonEnd } from '../base/jsonPrefix.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, isBlank, quoteText } from '../base/text.js';
 import {
@@ -244,8 +245,10 @@ const chosen = (candidates: ReadonlyArray<Candidate>): Candidate | undefined => 
 
 /**
  * Where the answer ends inside a JSON value left open after `from`: the opening of the
- * outermost one, when what follows it reads as a fact list (it names `notableFacts` or a
- * `category`); otherwise -1. A model stopped at its token limit leaves exactly this.
+ * outermost one whose rest reads as JSON cut short, when that rest reads as a fact list (it
+ * names `notableFacts` or a `category`); otherwise -1. A model stopped at its token limit leaves
+ * exactly this; prose that holds a bracket it never closes (`{ by "category"`) does not, and
+ * must not cost the list before it.
  */
 const cutListFrom = (text: string, from: number): number => {
   const open: number[] = [];
@@ -259,8 +262,16 @@ const cutListFrom = (text: string, from: number): number => {
     else if (isOpening(code)) open.push(i);
     else if ((code === CLOSE_BRACE || code === CLOSE_BRACKET) && open.length > 0) open.pop();
   }
-  const start = open[0];
-  return start !== undefined && /"(?:notableFacts|category)"/u.test(text.slice(start)) ? start : -1;
+  // An opening inside a value that fails to read fails at the same place (the value never closes,
+  // so what it holds is read alike from either), so the next to try is the first past the failure:
+  // one pass in all.
+  let readTo = 0;
+  for (const start of open) {
+    if (start < readTo) continue;
+    readTo = openJsonEnd(text, start);
+    if (readTo === text.length) return /"(?:notableFacts|category)"/u.test(text.slice(start)) ? start : -1;
+  }
+  return -1;
 };
 
 /**

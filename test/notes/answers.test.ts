@@ -181,6 +181,24 @@ describe('a cut answer (items 10 and 12)', () => {
     expect(E.isLeft(stale) && stale.left.code).toBe('truncated');
   });
 
+  it('is only JSON cut short: prose after a complete list holding an open { and a "category" keeps the list', async () => {
+    const answer = `${list(['People', 'Partner is Jordan'])}\nI grouped them { by "category", as you asked.`;
+    expect(factsOf(answer)).toEqual(['Partner is Jordan']);
+    expect(factsOf(`${answer}\nEach entry is { "category", "fact" }, as in { "category": People`)).toEqual([
+      'Partner is Jordan',
+    ]);
+    // Prose before a list cut short does not hide the cut.
+    const cut = list(['People', 'Partner is Jordan']).slice(0, -10);
+    const stale = parseNotableFactsResponse(`${list(['History', 'Old'])}\nScratch { by "category" [ then ${cut}`);
+    expect(E.isLeft(stale) && stale.left.code).toBe('truncated');
+    const tracker = createNotableFactsTracker({ complete: async () => answer });
+    tracker.recordUserMessage('maya', 's1', 'My partner is Jordan.');
+    await tracker.settled();
+    expect(selectSessionFacts(tracker.getSnapshot(), 'maya', 's1')).toEqual([
+      { category: 'People', fact: 'Partner is Jordan' },
+    ]);
+  });
+
   it('fits 25 facts of 200 characters in the default answer budget of anthropicComplete', async () => {
     const bodies: MessagesRequest[] = [];
     const client: MessagesClient = {

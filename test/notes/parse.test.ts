@@ -194,6 +194,57 @@ describe('parseNotableFactsResponse', () => {
     expect(factsOf(JSON.stringify({ notableFacts: list })).facts).toEqual(list);
   });
 
+  it('reads a list the same whatever prose surrounds it: an opening in prose never reads as a list cut short', () => {
+    // Prose of braces, brackets, quotes and the list's own keys, but whose every opening is
+    // followed by a word, so none of it begins JSON.
+    const proseArb = fc
+      .array(fc.constantFrom('{ by', '[ each', '}', ']', '"', '"category"', '"notableFacts"', ':', ',', 'as', '\n'), {
+        maxLength: 12,
+      })
+      .map((words) => words.join(' '));
+    fc.assert(
+      fc.property(factListArb, proseArb, proseArb, (facts, before, after) => {
+        const answer = JSON.stringify({ notableFacts: facts });
+        expect(parseNotableFactsResponseWithWarnings(`${before}\n${answer}\n${after}`)).toEqual(
+          parseNotableFactsResponseWithWarnings(answer),
+        );
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('finds a list cut short wherever it was cut inside its list, after any list and prose', () => {
+    const proseArb = fc
+      .array(fc.constantFrom('{ by', '[ each', '}', ']', '"category"', ':', ',', 'as'), { maxLength: 8 })
+      .map((words) => words.join(' '));
+    // Fact text with escapes (a quote, a control as \u0001), so that cuts fall inside them too.
+    const answerArb = fc
+      .tuple(factListArb, fc.boolean())
+      .map(([facts, pretty]) =>
+        JSON.stringify(
+          { notableFacts: facts.map((fact) => ({ ...fact, fact: `${fact.fact} "\u0001` })) },
+          null,
+          pretty ? 2 : 0,
+        ),
+      );
+    fc.assert(
+      fc.property(
+        fc.option(answerArb),
+        proseArb,
+        answerArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (previous, prose, answer, where) => {
+          // From the end of the key to the list's closing bracket (excluded: the list whole is read).
+          const from = answer.indexOf('"notableFacts"') + '"notableFacts"'.length;
+          const cut = answer.slice(0, from + Math.floor(where * (answer.lastIndexOf(']') - from)));
+          const result = parseNotableFactsResponse(`${previous ?? ''}\n${prose}\n${cut}`);
+          expect(E.isLeft(result) && result.left.code).toBe('truncated');
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('never throws, and every fact it returns is in a known category, on one line, within the limits', () => {
     const answer = fc.oneof(
       fc.string({ maxLength: 60 }),
