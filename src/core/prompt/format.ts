@@ -1,6 +1,7 @@
 import { refuseUnlessDenseArray } from '../../base/record.js';
 import { checkedFact, type SessionFact } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
+import type { SectionFill } from '../retrieve/budget.js';
 import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
 
 /** The header line of the injected section. */
@@ -127,88 +128,250 @@ export const factCost = (fact: SessionFact, layout: SectionLayout): number =>
 /** The start of the grouped line of a task's own file changes: `- task:N modified `. */
 const filesPrefix = (fact: SessionFact): string => `- task:${clipEnd(field(fact.sourceTaskId), FIELD_LIMIT)} modified `;
 
+/** What a group of the grouped layout holds: a task's own file changes, the facts of one subject, or one fact alone. */
+type GroupKind = 'files' | 'subject' | 'alone';
+
+/** The kind of group a fact joins, and the group's key (`at` is the fact's position in the section). */
+const groupOf = (fact: SessionFact, at: number): { kind: GroupKind; key: string } =>
+  isOwnFileChange(fact)
+    ? { kind: 'files', key: `files\u0000${field(fact.sourceTaskId)}` }
+    : sharesLine(fact)
+      ? { kind: 'subject', key: `subject\u0000${field(fact.subject)}` }
+      : { kind: 'alone', key: `alone\u0000${at}` };
+
 /** Groups in order of their first fact; facts in a group keep their order. */
-const groupsOf = (facts: ReadonlyArray<SessionFact>): SessionFact[][] => {
-  const groups = new Map<string, SessionFact[]>();
+const groupsOf = (facts: ReadonlyArray<SessionFact>): Array<{ kind: GroupKind; facts: SessionFact[] }> => {
+  const groups = new Map<string, { kind: GroupKind; facts: SessionFact[] }>();
   for (const [i, fact] of facts.entries()) {
-    checkedFact(fact, `facts[${i}]`);
-    const key = isOwnFileChange(fact)
-      ? `files\u0000${field(fact.sourceTaskId)}`
-      : sharesLine(fact)
-        ? `subject\u0000${field(fact.subject)}`
-        : `alone\u0000${i}`;
+    const { kind, key } = groupOf(checkedFact(fact, `facts[${i}]`), i);
     const group = groups.get(key);
-    if (group === undefined) groups.set(key, [fact]);
-    else group.push(fact);
+    if (group === undefined) groups.set(key, { kind, facts: [fact] });
+    else group.facts.push(fact);
   }
   return [...groups.values()];
 };
 
-/**
- * Packs items after a fixed prefix into lines of at most MAX_LINE_LENGTH characters, each line
- * ending with the suffix of the items it holds (`suffixOf(from, to)`, the items' indexes); an
- * item too long for a line of its own is clipped by `alone`.
- */
-const pack = (
-  prefix: string,
-  items: ReadonlyArray<string>,
-  separator: string,
-  suffixOf: (from: number, to: number) => string,
-  alone: (item: string, room: number) => string,
-): string[] => {
-  const lines: string[] = [];
-  let current: string[] = [];
-  let start = 0;
-  const render = (parts: ReadonlyArray<string>, from: number): string =>
-    `${prefix}${parts.join(separator)}${suffixOf(from, from + parts.length)}`;
-  items.forEach((item, at) => {
-    if (current.length > 0 && render([...current, item], start).length <= MAX_LINE_LENGTH) {
-      current.push(item);
-      return;
-    }
-    if (current.length > 0) lines.push(render(current, start));
-    start = at;
-    current = [alone(item, MAX_LINE_LENGTH - render([''], at).length)];
-  });
-  if (current.length > 0) lines.push(render(current, start));
-  return lines;
+/** Values pushed one at a time, the last on top: a group shares all it holds with the group one fact larger. */
+type Stack<T> = { readonly top: T; readonly below: Stack<T> } | undefined;
+
+const stackToArray = <T>(stack: Stack<T>): T[] => {
+  const values: T[] = [];
+  for (let at = stack; at !== undefined; at = at.below) values.push(at.top);
+  return values.reverse();
 };
 
-const taskSuffix = (group: ReadonlyArray<SessionFact>): string => {
-  const tasks = [...new Set(group.map((fact) => clipEnd(field(fact.sourceTaskId), FIELD_LIMIT)))];
-  return ` [task:${clipEnd(tasks.join(','), FIELD_LIMIT)}]`;
+const taskIdOf = (fact: SessionFact): string => clipEnd(field(fact.sourceTaskId), FIELD_LIMIT);
+
+/** The end of a subject's line: ` [task:...]`, the tasks of `ids` (each once) clipped as one field. */
+const taskSuffix = (ids: ReadonlyArray<string>): string => ` [task:${clipEnd(ids.join(','), FIELD_LIMIT)}]`;
+
+/**
+ * The tasks of a group's facts, each once, in the order they first come, as far as its
+ * `taskSuffix` shows them: past FIELD_LIMIT characters the clipped list no longer changes, so
+ * no more are kept, and a group of any size holds a few.
+ */
+interface GroupTasks {
+  readonly ids: ReadonlyArray<string>;
+  /** The length of `ids.join(',')`. */
+  readonly length: number;
+}
+
+const NO_TASKS: GroupTasks = { ids: [], length: -1 };
+
+const withTask = (tasks: GroupTasks, fact: SessionFact): GroupTasks => {
+  if (tasks.length > FIELD_LIMIT) return tasks;
+  const id = taskIdOf(fact);
+  return tasks.ids.includes(id) ? tasks : { ids: [...tasks.ids, id], length: tasks.length + 1 + id.length };
 };
 
 /**
- * The lines of one group: a task's own file changes as `- task:N modified a, b, c`, the facts of
- * one subject as `- subject relation object; relation object [task:...]` (the tasks of the facts
- * on that line), as many lines of at most MAX_LINE_LENGTH characters as they need. Every field is
- * collapsed first, as in `formatFactLine`. The subject is clipped for the tasks of the whole
- * group, which no line's are longer than.
+ * How a group's facts are packed into lines of at most MAX_LINE_LENGTH characters: after a
+ * fixed prefix, each fact's item, separated, and the end of the line from the facts it holds;
+ * an item too long for a line of its own is clipped by `alone`.
  */
-const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string[] => {
-  const first = group[0]!;
-  if (isOwnFileChange(first)) {
-    return pack(
-      filesPrefix(first),
-      group.map((fact) => field(fact.subject)),
-      ', ',
-      () => '',
-      clipStart,
-    );
-  }
-  if (group.length === 1) return [rememberedFactLine(first, lines)];
-  const suffix = taskSuffix(group);
+interface Packing {
+  readonly prefix: string;
+  readonly separator: string;
+  readonly itemOf: (fact: SessionFact) => string;
+  readonly suffixOf: (facts: ReadonlyArray<SessionFact>) => string;
+  readonly alone: (item: string, room: number) => string;
+}
+
+/**
+ * The packing of a group of two facts or more: a task's own file changes as `- task:N modified
+ * a, b, c`, the facts of one subject as `- subject relation object; relation object [task:...]`
+ * (the tasks of the facts on that line). Every field is collapsed first, as in `formatFactLine`.
+ * The subject is clipped for the tasks of the whole group (`tasks`), which no line's are longer than.
+ */
+const packingOf = (kind: GroupKind, first: SessionFact, tasks: GroupTasks): Packing => {
+  if (kind === 'files')
+    return {
+      prefix: filesPrefix(first),
+      separator: ', ',
+      itemOf: (fact) => field(fact.subject),
+      suffixOf: () => '',
+      alone: clipStart,
+    };
   // The subject gives way to the facts: at most half a line, and less when the tasks' ids are
   // long, so that every fact keeps OBJECT_FLOOR characters of what it says (`- ` and a space aside).
   const subject = clipStart(
     field(first.subject),
-    Math.min(MAX_LINE_LENGTH / 2, MAX_LINE_LENGTH - suffix.length - 3 - OBJECT_FLOOR),
+    Math.min(MAX_LINE_LENGTH / 2, MAX_LINE_LENGTH - taskSuffix(tasks.ids).length - 3 - OBJECT_FLOOR),
   );
-  const items = group.map((fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`);
-  // Each line names the tasks of the facts it holds, not those of the whole subject.
-  return pack(`- ${subject} `, items, '; ', (from, to) => taskSuffix(group.slice(from, to)), clipEnd);
+  return {
+    prefix: `- ${subject} `,
+    separator: '; ',
+    itemOf: (fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`,
+    // Each line names the tasks of the facts it holds, not those of the whole subject.
+    suffixOf: (facts) => taskSuffix([...new Set(facts.map(taskIdOf))]),
+    alone: clipEnd,
+  };
 };
+
+/** The last line of a group, still open to more facts: its facts, their items (the first clipped if it had to be) and its text. */
+interface OpenLine {
+  readonly facts: ReadonlyArray<SessionFact>;
+  readonly items: ReadonlyArray<string>;
+  readonly text: string;
+}
+
+const lineText = (packing: Packing, items: ReadonlyArray<string>, facts: ReadonlyArray<SessionFact>): string =>
+  `${packing.prefix}${items.join(packing.separator)}${packing.suffixOf(facts)}`;
+
+/** A line that starts with `fact`, its item clipped to the room the line leaves it. */
+const startLine = (packing: Packing, fact: SessionFact): OpenLine => {
+  const items = [packing.alone(packing.itemOf(fact), MAX_LINE_LENGTH - lineText(packing, [''], [fact]).length)];
+  return { facts: [fact], items, text: lineText(packing, items, [fact]) };
+};
+
+/**
+ * A group's lines: those finished (the last on top) and the open one. `prefix` is its packing's,
+ * or undefined for a group of one fact that is not a task's file change, whose line is the
+ * fact's own. Immutable: the group one fact larger shares what this one holds, so a fact can be
+ * tried and left out at the cost of its line (`addToGroup`).
+ */
+interface GroupLines {
+  readonly first: SessionFact;
+  readonly facts: Stack<SessionFact>;
+  readonly tasks: GroupTasks;
+  readonly prefix: string | undefined;
+  readonly finished: Stack<string>;
+  /** The characters of the finished lines, a line break each. */
+  readonly finishedLength: number;
+  readonly open: OpenLine;
+}
+
+/** `group` with `fact` packed after its facts: on the open line if the line still fits, else on a line of its own. */
+const packFact = (group: GroupLines, packing: Packing, fact: SessionFact): GroupLines => {
+  const { open } = group;
+  const facts: Stack<SessionFact> = { top: fact, below: group.facts };
+  const joined = { facts: [...open.facts, fact], items: [...open.items, packing.itemOf(fact)] };
+  const text = lineText(packing, joined.items, joined.facts);
+  if (text.length <= MAX_LINE_LENGTH) return { ...group, facts, open: { ...joined, text } };
+  return {
+    ...group,
+    facts,
+    finished: { top: open.text, below: group.finished },
+    finishedLength: group.finishedLength + open.text.length + 1,
+    open: startLine(packing, fact),
+  };
+};
+
+/** The lines of a group's facts (at least one). */
+const drawGroup = (kind: GroupKind, facts: ReadonlyArray<SessionFact>, lines: FactLines): GroupLines => {
+  const first = facts[0]!;
+  const tasks = facts.reduce(withTask, NO_TASKS);
+  const packing = kind === 'files' || facts.length > 1 ? packingOf(kind, first, tasks) : undefined;
+  let group: GroupLines = {
+    first,
+    facts: { top: first, below: undefined },
+    tasks,
+    prefix: packing?.prefix,
+    finished: undefined,
+    finishedLength: 0,
+    open:
+      packing === undefined
+        ? { facts: [first], items: [], text: rememberedFactLine(first, lines) }
+        : startLine(packing, first),
+  };
+  if (packing !== undefined) for (const fact of facts.slice(1)) group = packFact(group, packing, fact);
+  return group;
+};
+
+/**
+ * `group` with `fact` after its facts, exactly `drawGroup` of them all: packed onto its last
+ * line, unless the group's prefix changes (its subject clipped for longer tasks, or its second
+ * fact), which draws the group again. A subject's prefix changes only with a new task while its
+ * tasks' list is at most FIELD_LIMIT characters long (`GroupTasks`), so about FIELD_LIMIT / 2
+ * times at most: a group of any size is drawn in time linear in its facts.
+ */
+const addToGroup = (
+  group: GroupLines | undefined,
+  kind: GroupKind,
+  fact: SessionFact,
+  lines: FactLines,
+): GroupLines => {
+  if (group === undefined) return drawGroup(kind, [fact], lines);
+  const tasks = withTask(group.tasks, fact);
+  const packing = packingOf(kind, group.first, tasks);
+  return packing.prefix === group.prefix
+    ? { ...packFact(group, packing, fact), tasks }
+    : drawGroup(kind, [...stackToArray(group.facts), fact], lines);
+};
+
+/** The group's lines, in order. */
+const linesOfGroup = (group: GroupLines): string[] => [...stackToArray(group.finished), group.open.text];
+
+/** The characters of a group's lines, a line break each. */
+const groupLength = (group: GroupLines): number => group.finishedLength + group.open.text.length + 1;
+
+const lineFill = (lines: FactLines): SectionFill => {
+  let section = '';
+  return {
+    tryFact: (fact) => {
+      const line = rememberedFactLine(checkedFact(fact, 'the fact'), lines);
+      const text = `${section === '' ? SESSION_CONTEXT_HEADER : section}\n${line}`;
+      return { length: text.length, text: () => text, take: () => (section = text) };
+    },
+  };
+};
+
+const groupedFill = (lines: FactLines): SectionFill => {
+  const groups = new Map<string, GroupLines>();
+  let taken = 0;
+  // The characters of the groups' lines, a line break each: the section less its header.
+  let length = 0;
+  return {
+    tryFact: (fact) => {
+      const { kind, key } = groupOf(checkedFact(fact, `facts[${taken}]`), taken);
+      const before = groups.get(key);
+      const group = addToGroup(before, kind, fact, lines);
+      const added = groupLength(group) - (before === undefined ? 0 : groupLength(before));
+      return {
+        length: SESSION_CONTEXT_HEADER.length + length + added,
+        text: () => {
+          const drawn = [SESSION_CONTEXT_HEADER];
+          for (const [at, other] of groups) drawn.push(...linesOfGroup(at === key ? group : other));
+          if (before === undefined) drawn.push(...linesOfGroup(group));
+          return drawn.join('\n');
+        },
+        take: () => {
+          groups.set(key, group);
+          taken += 1;
+          length += added;
+        },
+      };
+    },
+  };
+};
+
+/**
+ * An empty section to fill one fact at a time in `layout`, its lines remembered in `lines`: each
+ * trial costs the fact's own line (the lines layout) or its group's last line (the grouped one,
+ * `addToGroup`), not the whole section.
+ */
+export const createSectionFill = (layout: SectionLayout, lines: FactLines = factLines): SectionFill =>
+  layout === 'grouped' ? groupedFill(lines) : lineFill(lines);
 
 /**
  * The `[Session Context]` section for `facts`: the header and the facts' lines, or `''` for none.
@@ -223,7 +386,7 @@ export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: 
   const lines = options?.lines ?? factLines;
   const drawn =
     (options?.layout ?? DEFAULT_LAYOUT) === 'grouped'
-      ? groupsOf(facts).flatMap((group) => groupLines(group, lines))
+      ? groupsOf(facts).flatMap((group) => linesOfGroup(drawGroup(group.kind, group.facts, lines)))
       : // Every index, a hole's too (map would leave it a hole, joined as a blank line).
         Array.from(facts, (fact, i) => rememberedFactLine(checkedFact(fact, `facts[${i}]`), lines));
   return [SESSION_CONTEXT_HEADER, ...drawn].join('\n');

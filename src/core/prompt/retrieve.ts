@@ -16,16 +16,12 @@ import {
 import type { FactStore } from '../store/state.js';
 import type { SectionRenderer } from '../retrieve/budget.js';
 import type { SectionLayout } from '../retrieve/defaults.js';
-import { factCost, formatFactLine, formatSessionFacts } from './format.js';
+import { createSectionFill, factCost, formatSessionFacts } from './format.js';
 
-/** The section as `formatSessionFacts` draws it; in the `lines` layout one more fact is one more line. */
+/** The section as `formatSessionFacts` draws it, filled one fact at a time by `createSectionFill`. */
 export const renderSection: SectionRenderer = Object.assign(
   (facts: ReadonlyArray<SessionFact>, layout: SectionLayout): string => formatSessionFacts(facts, { layout }),
-  {
-    extend: (section: string, fact: SessionFact, layout: SectionLayout): string | undefined =>
-      layout === 'lines' && section !== '' ? `${section}\n${formatFactLine(fact)}` : undefined,
-    addedLength: factCost,
-  },
+  { fill: (layout: SectionLayout) => createSectionFill(layout), addedLength: factCost },
 );
 
 /**

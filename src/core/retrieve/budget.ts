@@ -5,20 +5,34 @@
  */
 import type { SessionFact } from '../fact.js';
 import { checkedTokenCount } from '../../tokens/checked.js';
-import type { TokenCounter } from '../../tokens/estimate.js';
+import { estimateTokens, estimateTokensOfLength, type TokenCounter } from '../../tokens/estimate.js';
 import type { SectionLayout } from './defaults.js';
 
 /**
  * Renders the facts of a section in a layout, header included (what the budget is measured on).
- * `extend`, when given, returns the section of one more fact from the section before it, exactly
- * the string `render` would draw for both (undefined when the layout does not grow line by line):
- * the budget stage then appends a line instead of drawing the whole section for every candidate.
+ * `fill` starts an empty section that the budget stage fills one fact at a time, each trial
+ * exactly the string `render` would draw of the facts taken and the one tried, so that the stage
+ * does not draw the whole section again for every candidate.
  */
 export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
-  readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
+  readonly fill: (layout: SectionLayout) => SectionFill;
   /** The characters one fact adds to a section in a layout, its line break or separator included (what the fill order weighs). */
   readonly addedLength: (fact: SessionFact, layout: SectionLayout) => number;
 };
+
+/** A section filled one fact at a time: `tryFact` gives the section with one more fact, which its trial takes or not. */
+export interface SectionFill {
+  readonly tryFact: (fact: SessionFact) => SectionTrial;
+}
+
+/** The section with the fact tried: its length, its text (drawn when asked), and taking the fact. */
+export interface SectionTrial {
+  /** The section's length in UTF-16 units. */
+  readonly length: number;
+  readonly text: () => string;
+  /** Makes this the fill's section. Only the latest trial may be taken. */
+  readonly take: () => void;
+}
 
 /** What the budget stage needs to know. */
 export interface BudgetSettings {
@@ -40,6 +54,12 @@ export type BudgetReason = 'max_facts' | 'budget';
 export const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean =>
   checkedTokenCount(countTokens(section)) <= maxTokens;
 
+/** True when the counter says the section tried fits; the default estimate counts its length alone, without drawing it. */
+const trialFits = (trial: SectionTrial, settings: BudgetSettings): boolean =>
+  settings.countTokens === estimateTokens
+    ? estimateTokensOfLength(trial.length) <= settings.maxTokens
+    : fitsBudget(trial.text(), settings.maxTokens, settings.countTokens);
+
 /**
  * Why each ranked fact is left out, if it is: past `maxFacts`, or its line would take the
  * section over the budget (a fact that does not fit is skipped, and smaller later ones are
@@ -49,24 +69,19 @@ export const fitToBudget = (
   settings: BudgetSettings,
   ranked: ReadonlyArray<SessionFact>,
 ): Array<BudgetReason | undefined> => {
-  const { render, layout } = settings;
-  const included: SessionFact[] = [];
+  const fill = settings.render.fill(settings.layout);
   const reasons: Array<BudgetReason | undefined> = [];
-  let section = '';
   for (let rank = 0; rank < ranked.length; rank += 1) {
     if (rank >= settings.maxFacts) {
       reasons.push('max_facts');
       continue;
     }
-    const fact = ranked[rank]!;
-    const next =
-      (included.length > 0 ? render.extend?.(section, fact, layout) : undefined) ?? render([...included, fact], layout);
-    if (!fitsBudget(next, settings.maxTokens, settings.countTokens)) {
+    const trial = fill.tryFact(ranked[rank]!);
+    if (!trialFits(trial, settings)) {
       reasons.push('budget');
       continue;
     }
-    included.push(fact);
-    section = next;
+    trial.take();
     reasons.push(undefined);
   }
   return reasons;

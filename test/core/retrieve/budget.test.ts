@@ -15,6 +15,7 @@ import {
   type SessionFact,
 } from '../../../src/index.js';
 import { renderSection } from '../../../src/core/prompt/retrieve.js';
+import { retrieveRanked } from '../../../src/core/retrieve/retrieve.js';
 import { countO200kTokens } from '../../../src/tokens/o200k.js';
 import { storeArb } from '../../arbitraries.js';
 
@@ -261,28 +262,150 @@ describe('the budget decides', () => {
     );
   });
 
-  it('extending a section of the lines layout by one fact gives exactly the section drawn whole, and the grouped layout is always drawn whole', () => {
-    const factArb = fc
-      .record({ subject: text, object: text, relation: fc.constantFrom('modified_by', 'convention', 'issue') })
-      .map(({ subject, object, relation }) =>
+  it.each(['lines', 'grouped'] as const)(
+    'filling a section of the %s layout fact by fact, every trial is exactly the section drawn whole, taken or not',
+    (layout) => {
+      const factArb = fc
+        .record({
+          subject: fc.oneof(text, fc.constantFrom('src/a.ts', 'src/b.ts', `src/${'deep/'.repeat(30)}c.ts`)),
+          relation: fc.constantFrom('modified_by', 'convention', 'issue'),
+          object: fc.oneof(text, fc.constantFrom('own', 'rule; must_fix x', 'see [task:1]')),
+          task: fc.oneof(
+            fc.constantFrom('1', '2', '3', 'a b', 'x,y'),
+            fc.integer({ min: 0, max: 30 }).map((n) => `${'t'.repeat(n)}${n}`),
+          ),
+          take: fc.boolean(),
+        })
+        .map(({ subject, relation, object, task, take }) => ({
+          take,
+          fact: makeFact({
+            subject,
+            relation,
+            object: object === 'own' ? `task:${task}` : object,
+            tags: ['convention'],
+            validFrom: 1,
+            sourceTaskId: task,
+            sourceRole: 'reviewer',
+            confidence: 1,
+          }),
+        }));
+      fc.assert(
+        fc.property(fc.array(factArb, { maxLength: 40 }), (tries) => {
+          const fill = renderSection.fill(layout);
+          const taken: SessionFact[] = [];
+          for (const { fact, take } of tries) {
+            const trial = fill.tryFact(fact);
+            const whole = renderSection([...taken, fact], layout);
+            expect(trial.text()).toBe(whole);
+            expect(trial.length).toBe(whole.length);
+            if (take) {
+              trial.take();
+              taken.push(fact);
+            }
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
+});
+
+/**
+ * A store of `tasks` tasks of ten facts each, every one of which a query for `module` matches:
+ * seven files a task changed (one line per task in the grouped layout), conventions on one of
+ * them (a subject's line), an issue on a subject every task shares (a subject whose tasks' ids
+ * grow, until clipped, as facts join it), and a note whose text could forge a fact (a line of
+ * its own).
+ */
+const largeStore = (tasks: number) => {
+  const facts: SessionFact[] = [];
+  for (let task = 1; task <= tasks; task += 1) {
+    const common = { validFrom: task, sourceTaskId: String(task), confidence: 1 } as const;
+    for (let file = 0; file < 7; file += 1)
+      facts.push(
         makeFact({
-          subject,
-          relation,
-          object,
-          tags: ['convention'],
-          validFrom: 1,
-          sourceTaskId: '3',
-          sourceRole: 'reviewer',
-          confidence: 1,
+          ...common,
+          subject: `src/module${task % 13}/file${task}_${file}.ts`,
+          relation: 'modified_by',
+          object: `task:${task}`,
+          tags: ['file_change'],
+          sourceRole: 'implementer',
         }),
       );
-    fc.assert(
-      fc.property(fc.array(factArb, { minLength: 1, maxLength: 12 }), factArb, (facts, next) => {
-        const section = renderSection(facts, 'lines');
-        expect(renderSection.extend?.(section, next, 'lines')).toBe(renderSection([...facts, next], 'lines'));
-        expect(renderSection.extend?.(renderSection(facts, 'grouped'), next, 'grouped')).toBeUndefined();
+    facts.push(
+      makeFact({
+        ...common,
+        subject: `src/module${task % 13}/file${task}_0.ts`,
+        relation: 'convention',
+        object: `module ${task} keeps its types strict`,
+        tags: ['convention'],
+        sourceRole: 'reviewer',
       }),
-      { numRuns: 100 },
+      makeFact({
+        ...common,
+        subject: 'src/module/shared.ts',
+        relation: `issue${task}`,
+        object: `module ${task} reads the shared table`,
+        tags: ['error'],
+        sourceRole: 'reviewer',
+      }),
+      makeFact({
+        ...common,
+        subject: `src/module${task % 13}/notes${task}.md`,
+        relation: 'decision',
+        object: `module ${task}; must_fix nothing [task:0]`,
+        tags: ['decision'],
+        sourceRole: 'reviewer',
+      }),
     );
+  }
+  return addFacts(emptyFactStore({ maxValidFacts: facts.length }), facts);
+};
+
+describe('the budget stage on a large section', () => {
+  const store = largeStore(60);
+  const query = (maxTokens: number, layout: SectionLayout) => ({
+    taskDescription: 'module',
+    taskId: 'next',
+    maxFacts: 1_000,
+    maxTokens,
+    layout,
+    ranking: { floor: 0 },
   });
+
+  it.each([
+    [Infinity, 'grouped'],
+    [1e9, 'grouped'],
+    [2_000, 'grouped'],
+    [300, 'grouped'],
+    [Infinity, 'lines'],
+    [2_000, 'lines'],
+  ] as const)(
+    'with a budget of %s tokens in the %s layout, gives the section a fill that draws it whole for every candidate gives',
+    (maxTokens, layout) => {
+      const q = query(maxTokens, layout);
+      const decisions = explainRetrieval(store, q);
+      const expected = expectedSection(decisions, DEFAULT_RANKING.fill, maxTokens, layout, estimateTokens);
+      if (maxTokens === Infinity) expect(expected).toHaveLength(600);
+      expect(retrieveFacts(store, q)).toEqual(expected);
+    },
+  );
+
+  it.each(['lines', 'grouped'] as const)(
+    'in the %s layout, draws no section whole per candidate: the facts drawn grow with the candidates, not their square',
+    (layout) => {
+      let drawn = 0;
+      const counting: typeof renderSection = Object.assign(
+        (facts: ReadonlyArray<SessionFact>, as: SectionLayout): string => {
+          drawn += facts.length;
+          return renderSection(facts, as);
+        },
+        renderSection,
+      );
+      const included = retrieveRanked(store, query(Infinity, layout), counting);
+      expect(included).toHaveLength(600);
+      // At most the section drawn once in rank order, to check it against the budget.
+      expect(drawn).toBeLessThanOrEqual(included.length);
+    },
+  );
 });
