@@ -11,7 +11,7 @@
  * with look-alikes that must pass (prose about tokens, commit ids, paths).
  */
 import { refuseArgument } from './describe.js';
-import { hasInvisible, removeInvisible } from './text.js';
+import { clipEnd, clipStart, hasInvisible, removeInvisible } from './text.js';
 
 /** One secret shape: a name to show and the pattern that finds it. */
 interface SecretShape {
@@ -120,6 +120,32 @@ export const redactSecrets = (text: string): string =>
           ),
         asShown(text),
       );
+
+/** A clip of a text to at most `max` characters, as `clipEnd` and `clipStart` are. */
+type Clip = (text: string, max: number) => string;
+
+/**
+ * `clip`, redacting what its cut makes a secret: cutting the letter glued before a token
+ * (`xghp_...` kept from its `g`), or the characters past a token's longest (`ghp_` and 300
+ * letters kept to 120), gives a text a shape matches that the whole text did not. So a text the
+ * clip cut is scanned again, and redacted and clipped again until it holds none; a text it
+ * leaves whole costs nothing more. The rounds end: each replaces at least one match, 11
+ * characters of the text or more, by a marker no match ever takes part in, and a clip only
+ * removes characters.
+ */
+const redactingCut =
+  (clip: Clip): Clip =>
+  (text, max) => {
+    let clipped = clip(text, max);
+    while (clipped !== text && findSecret(clipped) !== undefined) clipped = clip(redactSecrets(clipped), max);
+    return clipped;
+  };
+
+/** `clipEnd` that redacts a secret its cut makes (see `redactingCut`): how every stored or injected text is clipped. */
+export const clipEndRedacted: Clip = redactingCut(clipEnd);
+
+/** `clipStart` that redacts a secret its cut makes (see `redactingCut`): how every stored or injected path is clipped. */
+export const clipStartRedacted: Clip = redactingCut(clipStart);
 
 /**
  * Every string and key in `value` long enough to hold a secret, into `texts` (each object

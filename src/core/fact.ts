@@ -3,8 +3,8 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
-import { findSecret } from '../base/secrets.js';
-import { clipStart, collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
+import { clipStartRedacted, findSecret } from '../base/secrets.js';
+import { collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
 
 /** The categories a fact can carry. */
@@ -66,11 +66,12 @@ export const PATH_LIMIT = FACT_LIMITS.subject;
 
 /**
  * A path as a subject: whitespace-collapsed, clipped to 200 characters keeping its end (its file
- * name). Extraction makes a path's subject so, and an invalidation reads a subject no pair holds so.
+ * name), with a secret the clip makes redacted. Extraction makes a path's subject so, and an
+ * invalidation reads a subject no pair holds so.
  */
 export const pathText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
-  return clipStart(collapseWhitespace(text), PATH_LIMIT);
+  return clipStartRedacted(collapseWhitespace(text), PATH_LIMIT);
 };
 
 /** Facts about files: their history lends them the context of every task that asserted them. */

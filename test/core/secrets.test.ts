@@ -1,27 +1,41 @@
 /**
  * No secret a model copies into its result becomes a fact, a warning, a recorded prompt, a
  * saved state or a line of a section: a dispatch result is redacted before its rules run (so
- * before any text is clipped), a prompt before it is recorded. A result without a secret is
- * passed on as the very same value.
+ * before any text is clipped), a prompt before it is recorded, and a text a clip cut is scanned
+ * again. A result without a secret is passed on as the very same value.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findSecret, findSecretField, redactSecrets, withoutSecrets } from '../../src/base/secrets.js';
+import {
+  clipEndRedacted,
+  clipStartRedacted,
+  findSecret,
+  findSecretField,
+  redactSecrets,
+  withoutSecrets,
+} from '../../src/base/secrets.js';
+import { clipEnd, clipStart } from '../../src/base/text.js';
 import { normalizeTaskId } from '../../src/core/extract/extractor.js';
 import { redactedOutput } from '../../src/core/extract/redact.js';
 import {
+  addFacts,
+  compact,
   createFactTracker,
   emptyFactStore,
   encodeState,
   extractFromImplementer,
   extractFromReviewer,
+  formatSessionFacts,
+  makeFact,
   parseDispatchOutput,
   parseHistory,
   recordTaskPrompt,
   replay,
   replayHistory,
   retrieveFacts,
+  selectValidFacts,
+  SUMMARY_RELATION,
 } from '../../src/index.js';
 import { HARMLESS, SECRETS, secretPart } from '../fixtures/secrets.js';
 
@@ -418,5 +432,126 @@ describe('invalidations of a pair whose path holds a secret', () => {
     expect(report.errors).toEqual([]);
     expect(report.facts.filter((fact) => fact.relation === 'modified_by')).toEqual([]);
     expect(report.facts.length).toBeGreaterThan(0);
+  });
+});
+
+describe('texts a clip cuts', () => {
+  const generated = 'a1B2c3D4e5'.repeat(30);
+  // No shape matches these as given (a letter glued before the token, or more characters after
+  // it than a token has), and each clip of them would: it cuts the glued letter or the extra characters.
+  const kept = `ghp_${generated.slice(0, 36)}/${'d'.repeat(148)}/file.ts`;
+  const path = `${'a'.repeat(170)}/x${kept}`;
+  const long = `ghp_${generated}`;
+  const result = {
+    task_id: long,
+    status: 'completed' as const,
+    summary: long,
+    files_changed: [path, 'src/client.ts'],
+    follow_up_actions: [`rotate npm_${generated.slice(0, 40)}`.padStart(121, '.')],
+  };
+  const fieldsOf = (facts: ReadonlyArray<{ subject: string; relation: string; object: string }>): string[] =>
+    facts.flatMap((fact) => [fact.subject, fact.relation, fact.object]);
+
+  it('are texts a scan finds no secret in before their clip, and finds one in after it', () => {
+    for (const text of [path, long]) expect(findSecret(text)).toBeUndefined();
+    expect(findSecret(clipStart(path, 200))).toBe('a GitHub token');
+    expect(findSecret(clipEnd(long, 120))).toBe('a GitHub token');
+    expect(findSecret(clipEnd(long, 43))).toBe('a GitHub token');
+  });
+
+  it('are clipped by the redacting clips to no longer than asked, holding no secret, and left whole when short enough', () => {
+    // Tokens no shape matches whole (too long, run on into `_`, a letter glued before them), which a
+    // cut can make match, and the two halves of a password in a URL.
+    const piece = fc.constantFrom(
+      'x',
+      ' ',
+      '_',
+      '/',
+      'https://u:pw1',
+      '@h',
+      `ghp_${generated}`,
+      `ghp_${generated.slice(0, 60)}_`,
+      `xghp_${generated.slice(0, 40)}`,
+      `npm_${generated.slice(0, 45)}`,
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), fc.nat({ max: 130 }), (pieces, max) => {
+        const text = pieces.join('');
+        for (const clip of [clipEndRedacted, clipStartRedacted]) {
+          const clipped = clip(text, max);
+          expect(clipped.length).toBeLessThanOrEqual(max);
+          if (text.length <= max) expect(clipped).toBe(text);
+          else expect(findSecret(clipped)).toBeUndefined();
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('leave no secret in a fact or a warning of the extraction, and the same facts every time', () => {
+    const extraction = extractFromImplementer(result, 'T', 1_000);
+    expect(extraction.facts.length).toBeGreaterThanOrEqual(5);
+    for (const text of [...fieldsOf(extraction.facts), ...extraction.warnings])
+      expect(findSecret(text)).toBeUndefined();
+    expect(extraction.facts.map((fact) => fact.subject)).toContain(
+      `...[redacted: a GitHub token]/${'d'.repeat(148)}/file.ts`,
+    );
+    expect(extraction.facts.some((fact) => fact.subject === 'src/client.ts')).toBe(true);
+    expect(extraction.warnings).toHaveLength(1);
+    expect(extractFromImplementer(result, 'T', 1_000)).toEqual(extraction);
+  });
+
+  it("leave no secret in the tracker's facts, events, saved state or sections, and replay into the same store", () => {
+    const tracker = createFactTracker({ clock: () => 10 });
+    expect(E.isRight(tracker.ingestOutput({ role: 'implementer', taskId: 'T', output: result }))).toBe(true);
+    tracker.invalidate(path, 'modified_by', 20);
+    const { sessionContext } = tracker.compilePrompt({ taskId: 'next', taskPrompt: `rotate the token ${path}` });
+    const snapshot = tracker.getSnapshot();
+    const events = tracker.events();
+    const facts = events.flatMap((event) => ('facts' in event ? event.facts : []));
+    expect(facts.length).toBeGreaterThan(0);
+    for (const text of [...fieldsOf(facts), ...sessionContext.split('\n')]) expect(findSecret(text)).toBeUndefined();
+    expect(events.at(-2)).toEqual(expect.objectContaining({ type: 'facts/invalidated' }));
+    // The prompt is kept whole, its glued token with it: no clip cuts it.
+    expect(findSecret(JSON.stringify(encodeState(snapshot)))).toBeUndefined();
+    expect(JSON.stringify(encodeState(snapshot))).toContain(`/x${kept}`);
+    expect(encodeState(replay(JSON.parse(JSON.stringify(events))))).toEqual(encodeState(snapshot));
+  });
+
+  it('leave no secret in a line of a section that clips a fact holding none', () => {
+    // Held whole the token runs on past its last character ('_'); a line clips the object inside it.
+    const object = `${'word '.repeat(10)}ghp_${generated.slice(0, 60)}_tail`;
+    const { facts } = extractFromImplementer(
+      { task_id: 'T', status: 'completed', summary: object, files_changed: [path] },
+      'T',
+      1_000,
+    );
+    expect(facts.map((fact) => fact.object)).toContain(object);
+    for (const layout of ['lines', 'grouped'] as const) {
+      const lines = formatSessionFacts(facts, { layout }).split('\n');
+      expect(lines.length).toBeGreaterThan(1);
+      for (const line of lines) expect(findSecret(line)).toBeUndefined();
+    }
+  });
+
+  it('leave no secret in the summary a compaction merges facts holding none into', () => {
+    const facts = [`${'x'.repeat(100)}`, `ghp_${generated.slice(0, 150)}_`, 'z'].map((object, i) =>
+      makeFact({
+        subject: 's',
+        relation: `r${i}`,
+        object,
+        tags: ['decision'],
+        validFrom: i + 1,
+        sourceTaskId: '1',
+        sourceRole: 'implementer',
+        confidence: 1,
+      }),
+    );
+    for (const fact of facts) expect(findSecret(fact.object)).toBeUndefined();
+    const summary = selectValidFacts(compact(addFacts(emptyFactStore(), facts), 2)).find(
+      (fact) => fact.relation === SUMMARY_RELATION,
+    )!;
+    expect(summary.object).toMatch(/^r0 x+; r1 /u);
+    expect(findSecret(summary.object)).toBeUndefined();
   });
 });

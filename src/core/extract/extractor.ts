@@ -15,10 +15,10 @@ import {
   taskIdSecretProblem,
   textFieldProblem,
 } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
+import { collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import { isRecord, readOnce, refuseUnlessDenseArray } from '../../base/record.js';
-import { withoutSecrets } from '../../base/secrets.js';
+import { clipEndRedacted, clipStartRedacted, redactSecrets, withoutSecrets } from '../../base/secrets.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -64,6 +64,12 @@ export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/**
+ * Untrusted text quoted for a warning (`quoteText`), with a secret its clip to 40 characters
+ * makes redacted (`ghp_` and 300 letters kept as `ghp_` and 36). Only warnings quote.
+ */
+const quoted = (text: string): string => redactSecrets(quoteText(text));
+
 const textOf = (value: unknown): string => (typeof value === 'string' ? wellFormed(collapseWhitespace(value)) : '');
 
 /** The fields of a fact a draft proposes, normalized and clipped, before its time and source. */
@@ -76,9 +82,10 @@ type DraftFields = Pick<SessionFact, 'subject' | 'relation' | 'object' | 'tags'>
  */
 const draftFields = (draft: FactDraft): E.Either<string, DraftFields> => {
   if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
-  const subject = clipStart(textOf(draft.subject), FACT_LIMITS.subject);
-  const relation = clipEnd(textOf(draft.relation), FACT_LIMITS.relation);
-  const object = clipEnd(textOf(draft.object), FACT_LIMITS.object);
+  // Clipped past a secret the cut would make (the result was redacted whole, before its texts were cut).
+  const subject = clipStartRedacted(textOf(draft.subject), FACT_LIMITS.subject);
+  const relation = clipEndRedacted(textOf(draft.relation), FACT_LIMITS.relation);
+  const object = clipEndRedacted(textOf(draft.object), FACT_LIMITS.object);
   const { tags } = draft;
   // The fact's own rules (`parseNewFact`'s), on the fields as normalized and clipped.
   const problem =
@@ -143,7 +150,7 @@ const runRules = <Result>(
   if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)
     warnings.push(
       // Quoted: the model's text cannot close the quote and go on as words of the notice, or as another notice.
-      `result task_id ${quoteText(collapseWhitespace(resultTaskId))} differs from the dispatch task ${quoteText(taskId.right)}; facts are bound to the dispatch task`,
+      `result task_id ${quoted(collapseWhitespace(resultTaskId))} differs from the dispatch task ${quoted(taskId.right)}; facts are bound to the dispatch task`,
     );
   const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
   const facts = new Map<string, SessionFact>();

@@ -1,6 +1,7 @@
 import { refuseArgument } from '../../base/describe.js';
 import type { FactTag } from '../fact.js';
-import { clipEnd, collapseWhitespace, trimEndOf } from '../../base/text.js';
+import { clipEndRedacted } from '../../base/secrets.js';
+import { collapseWhitespace, trimEndOf } from '../../base/text.js';
 
 /** A fact as a rule proposes it; the extractor adds id, time, source and confidence. */
 export interface FactDraft {
@@ -37,8 +38,12 @@ const checkedText = (text: string): string => {
   return text;
 };
 
-/** Free text as a fact object: whitespace-collapsed, clipped to 120 characters ending in `...`. */
-export const freeText = (text: string): string => clipEnd(collapseWhitespace(checkedText(text)), FREE_TEXT_LIMIT);
+/**
+ * Free text as a fact object: whitespace-collapsed, clipped to 120 characters ending in `...`,
+ * with a secret the clip makes redacted.
+ */
+export const freeText = (text: string): string =>
+  clipEndRedacted(collapseWhitespace(checkedText(text)), FREE_TEXT_LIMIT);
 
 const PLACEHOLDERS = new Set([
   'none',

@@ -1,6 +1,7 @@
 import { refuseUnlessDenseArray } from '../../base/record.js';
 import { checkedFact, type SessionFact } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
+import { clipEndRedacted, clipStartRedacted } from '../../base/secrets.js';
+import { collapseWhitespace } from '../../base/text.js';
 import type { SectionFill } from '../retrieve/budget.js';
 import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
 
@@ -29,8 +30,8 @@ export const createFactLines = (): FactLines => new WeakMap();
 export const factLines: FactLines = createFactLines();
 
 const drawFactLine = (fact: SessionFact): string => {
-  const relation = clipEnd(field(fact.relation), FIELD_LIMIT);
-  const taskId = clipEnd(field(fact.sourceTaskId), FIELD_LIMIT);
+  const relation = clipEndRedacted(field(fact.relation), FIELD_LIMIT);
+  const taskId = clipEndRedacted(field(fact.sourceTaskId), FIELD_LIMIT);
   const fixed = `-  ${relation}  [task:${taskId}]`.length;
   const room = MAX_LINE_LENGTH - fixed;
   let subject = field(fact.subject);
@@ -38,11 +39,11 @@ const drawFactLine = (fact: SessionFact): string => {
   if (subject.length + object.length > room) {
     const objectFloor = Math.min(object.length, OBJECT_FLOOR);
     if (subject.length + objectFloor <= room) {
-      object = clipEnd(object, room - subject.length);
+      object = clipEndRedacted(object, room - subject.length);
     } else {
-      object = clipEnd(object, objectFloor);
-      subject = clipStart(subject, Math.max(room - object.length, Math.min(subject.length, 3)));
-      object = clipEnd(object, room - subject.length);
+      object = clipEndRedacted(object, objectFloor);
+      subject = clipStartRedacted(subject, Math.max(room - object.length, Math.min(subject.length, 3)));
+      object = clipEndRedacted(object, room - subject.length);
     }
   }
   return `- ${subject} ${relation} ${object} [task:${taskId}]`;
@@ -52,7 +53,8 @@ const drawFactLine = (fact: SessionFact): string => {
  * One fact as a prompt line, `- {subject} {relation} {object} [task:{id}]`, at most 120
  * characters. Every field is whitespace-collapsed, so a fact can never start a new line.
  * Over-long lines clip the object first (keeping at least 40 characters of it when it can),
- * then the subject from the front, since a path's file name matters most.
+ * then the subject from the front, since a path's file name matters most. A secret a cut makes
+ * of a field holding none (the first characters of a token too long to match) is redacted.
  */
 export const formatFactLine = (fact: SessionFact): string =>
   rememberedFactLine(checkedFact(fact, 'the fact'), factLines);
@@ -126,7 +128,8 @@ export const factCost = (fact: SessionFact, layout: SectionLayout): number =>
     : formatFactLine(fact).length + 1;
 
 /** The start of the grouped line of a task's own file changes: `- task:N modified `. */
-const filesPrefix = (fact: SessionFact): string => `- task:${clipEnd(field(fact.sourceTaskId), FIELD_LIMIT)} modified `;
+const filesPrefix = (fact: SessionFact): string =>
+  `- task:${clipEndRedacted(field(fact.sourceTaskId), FIELD_LIMIT)} modified `;
 
 /** What a group of the grouped layout holds: a task's own file changes, the facts of one subject, or one fact alone. */
 type GroupKind = 'files' | 'subject' | 'alone';
@@ -160,10 +163,10 @@ const stackToArray = <T>(stack: Stack<T>): T[] => {
   return values.reverse();
 };
 
-const taskIdOf = (fact: SessionFact): string => clipEnd(field(fact.sourceTaskId), FIELD_LIMIT);
+const taskIdOf = (fact: SessionFact): string => clipEndRedacted(field(fact.sourceTaskId), FIELD_LIMIT);
 
 /** The end of a subject's line: ` [task:...]`, the tasks of `ids` (each once) clipped as one field. */
-const taskSuffix = (ids: ReadonlyArray<string>): string => ` [task:${clipEnd(ids.join(','), FIELD_LIMIT)}]`;
+const taskSuffix = (ids: ReadonlyArray<string>): string => ` [task:${clipEndRedacted(ids.join(','), FIELD_LIMIT)}]`;
 
 /**
  * The tasks of a group's facts, each once, in the order they first come, as far as its
@@ -210,21 +213,21 @@ const packingOf = (kind: GroupKind, first: SessionFact, tasks: GroupTasks): Pack
       separator: ', ',
       itemOf: (fact) => field(fact.subject),
       suffixOf: () => '',
-      alone: clipStart,
+      alone: clipStartRedacted,
     };
   // The subject gives way to the facts: at most half a line, and less when the tasks' ids are
   // long, so that every fact keeps OBJECT_FLOOR characters of what it says (`- ` and a space aside).
-  const subject = clipStart(
+  const subject = clipStartRedacted(
     field(first.subject),
     Math.min(MAX_LINE_LENGTH / 2, MAX_LINE_LENGTH - taskSuffix(tasks.ids).length - 3 - OBJECT_FLOOR),
   );
   return {
     prefix: `- ${subject} `,
     separator: '; ',
-    itemOf: (fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`,
+    itemOf: (fact) => `${clipEndRedacted(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`,
     // Each line names the tasks of the facts it holds, not those of the whole subject.
     suffixOf: (facts) => taskSuffix([...new Set(facts.map(taskIdOf))]),
-    alone: clipEnd,
+    alone: clipEndRedacted,
   };
 };
 

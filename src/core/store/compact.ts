@@ -1,5 +1,5 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
-import { clipEnd } from '../../base/text.js';
+import { clipEndRedacted } from '../../base/secrets.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
@@ -57,14 +57,17 @@ export const pruneToValidRuns = (
   return { log: { subject: log.subject, relation: log.relation, assertions, clears: NO_CLEARS }, valid };
 };
 
-/** `relation object; relation object; ...` of the facts, clipped to the object limit (only as much as the limit needs is joined). */
+/**
+ * `relation object; relation object; ...` of the facts, clipped to the object limit (only as
+ * much as the limit needs is joined), with a secret the clip makes of facts holding none redacted.
+ */
 const summaryText = (older: ReadonlyArray<SessionFact>): string => {
   let text = '';
   for (const fact of older) {
     text += `${text === '' ? '' : '; '}${fact.relation} ${fact.object}`;
     if (text.length > FACT_LIMITS.object) break;
   }
-  return clipEnd(text, FACT_LIMITS.object);
+  return clipEndRedacted(text, FACT_LIMITS.object);
 };
 
 /**
