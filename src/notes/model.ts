@@ -9,7 +9,7 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
-import { redactSecrets } from '../base/secrets.js';
+import { clipEndRedacted, redactSecrets } from '../base/secrets.js';
 import { clipEnd, collapseWhitespace, isBlank, trimEndOf, wellFormed } from '../base/text.js';
 import { deepFreeze } from '../persistent/freeze.js';
 
@@ -80,11 +80,12 @@ const TRAILING_PUNCTUATION = ' .!;,';
  * pasted: `base/secrets.ts`), without leading list markers or `[Category]` tags, clipped to 200
  * (never between the halves of a pair). The redaction looks at the collapsed text, as the
  * text is kept and shown (a control or direction character between `Bearer` and its token is a
- * space there), and comes before the clip, so no part of a secret stays past the cut.
+ * space there), and comes before the clip, so no part of a secret stays past the cut; a secret
+ * the cut makes of a text that held none (`ghp_` and 300 letters kept to 200) is redacted too.
  */
 export const normalizeFactText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
-  return clipEnd(
+  return clipEndRedacted(
     redactSecrets(collapseWhitespace(wellFormed(text))).replace(LEADING_MARKERS, ''),
     NOTES_LIMITS.factLength,
   );
@@ -191,7 +192,7 @@ const notFact = (message: string): E.Either<Failure<'invalid_fact'>, never> => E
  * in the `notes/extracted` event and a model may put a pasted token in any field.
  */
 const quotedCategory = (category: string): string =>
-  JSON.stringify(clipEnd(redactSecrets(collapseWhitespace(category)), NOTES_LIMITS.categoryLength));
+  JSON.stringify(clipEndRedacted(redactSecrets(collapseWhitespace(category)), NOTES_LIMITS.categoryLength));
 
 /**
  * Validates one fact against the category names `categories`: the category must be one of
@@ -227,7 +228,7 @@ const NAMED_DROPS = 5;
 
 /** The warning for facts dropped past a cap, naming the first few (oldest first); `of` says which facts (`of other categories`). */
 export const capWarning = (dropped: ReadonlyArray<CategorizedFact>, max: number, of = ''): string => {
-  const named = dropped.slice(0, NAMED_DROPS).map((fact) => JSON.stringify(clipEnd(fact.fact, 60)));
+  const named = dropped.slice(0, NAMED_DROPS).map((fact) => JSON.stringify(clipEndRedacted(fact.fact, 60)));
   const rest = dropped.length - named.length;
   return `${dropped.length} ${dropped.length === 1 ? 'fact' : 'facts'}${of === '' ? '' : ` ${of}`} over the cap of ${max} dropped, the oldest first: ${named.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`;
 };

@@ -10,6 +10,7 @@ import { exceedsJsonDepth, parseJson } from '../base/json.js';
 import { findDuplicateKey } from '../base/jsonKeys.js';
 import { openJsonEnd } from '../base/jsonPrefix.js';
 import { type Fields, isRecord } from '../base/record.js';
+import { clipEndRedacted } from '../base/secrets.js';
 import { clipEnd, collapseWhitespace, isBlank, quoteText } from '../base/text.js';
 import {
   type CategorizedFact,
@@ -368,7 +369,7 @@ export const parseNotableFactsResponseWithWarnings = (
         ? E.left(
             failure(
               'no_valid_facts',
-              `none of the ${entries.length} entries is a usable fact (${clipEnd(result.warnings.join('; '), 240)})`,
+              `none of the ${entries.length} entries is a usable fact (${clipEndRedacted(result.warnings.join('; '), 240)})`,
             ),
           )
         : E.right(result);

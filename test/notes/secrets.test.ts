@@ -6,7 +6,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { formatNotableFacts } from '../../src/notes/format.js';
-import { normalizeFactText } from '../../src/notes/model.js';
+import { findSecret } from '../../src/base/secrets.js';
+import { normalizeFactText, NOTES_LIMITS } from '../../src/notes/model.js';
 import { parseNotableFactsResponse, parseNotableFactsResponseWithWarnings } from '../../src/notes/parse.js';
 import { memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
@@ -153,4 +154,64 @@ describe('an answer that is not valid JSON', () => {
       expect(JSON.stringify(parsed)).not.toContain(secret.slice(0, 6));
     },
   );
+});
+
+describe('a text a clip cuts', () => {
+  const generated = 'a1B2c3D4e5'.repeat(30);
+  // No shape matches these whole (more characters after the token than a token has, or a word
+  // character glued after it), and each clip of them would: it cuts what made them no token.
+  const longToken = `The deploy key is ghp_${generated}`;
+  const gluedKey = (length: number): string => `sk_live_${generated.slice(0, length)}_prod`;
+  const secretIn = (value: unknown): string | undefined =>
+    findSecret(typeof value === 'string' ? value : JSON.stringify(value));
+
+  it('makes no secret of a fact, a refused category or a fact dropped past the cap', async () => {
+    for (const text of [longToken, gluedKey(40), gluedKey(60)]) expect(findSecret(text)).toBeUndefined();
+    const kept = Array.from(
+      { length: NOTES_LIMITS.hardCap - 1 },
+      (_, index) => `The user moved house in year ${index}`,
+    );
+    const text = JSON.stringify({
+      notableFacts: [
+        { category: 'Logistics', fact: `The user pasted ${gluedKey(60)}` },
+        { category: gluedKey(40), fact: 'Keeps the deploy credentials' },
+        ...kept.map((fact) => ({ category: 'History', fact })),
+        { category: 'Logistics', fact: longToken },
+      ],
+    });
+    const tracker = createNotableFactsTracker({ complete: async () => text });
+    tracker.recordUserMessage('maya', 's1', 'Here is what the deploy needs.');
+    await tracker.settled();
+    const context = tracker.contextFor('maya', 's1');
+    if (E.isLeft(context)) throw new Error(context.left.message);
+    expect(context.right.text).toContain('[redacted: a GitHub token]');
+    const events = tracker.events();
+    expect(JSON.stringify(events)).toContain('over the cap');
+    expect(JSON.stringify(events)).toContain('is not one of');
+    for (const [where, value] of Object.entries({ context: context.right.text, events, ledger: tracker.getSnapshot() }))
+      expect(secretIn(value), where).toBeUndefined();
+    await tracker.close();
+  });
+
+  it('makes no secret of the warnings an answer without a usable fact is refused with', () => {
+    // The warnings are joined and clipped to 240: for some of these answers the cut falls inside
+    // the last category quoted, after more than 20 characters of the key.
+    const answers = [0, 1, 2, 3].flatMap((empty) =>
+      Array.from({ length: 33 }, (_, pad) =>
+        JSON.stringify({
+          notableFacts: [
+            { category: `Unknown ${'x'.repeat(pad)}`, fact: 'Keeps the deploy credentials' },
+            ...Array.from({ length: empty }, () => ({ category: 'Logistics', fact: ' ' })),
+            { category: gluedKey(25), fact: 'Keeps the deploy credentials' },
+          ],
+        }),
+      ),
+    );
+    const messages = answers.map((text) => {
+      const parsed = parseNotableFactsResponse(text);
+      return E.isLeft(parsed) ? parsed.left.message : '';
+    });
+    expect(messages.every((message) => /^none of the \d entries is a usable fact/u.test(message))).toBe(true);
+    expect(messages.map((message) => findSecret(message))).toEqual(messages.map(() => undefined));
+  });
 });
