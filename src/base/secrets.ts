@@ -121,7 +121,7 @@ export const redactSecrets = (text: string): string =>
         asShown(text),
       );
 
-/** A clip of a text to at most `max` characters, as `clipEnd` and `clipStart` are. */
+/** A clip of a text to at most `max` characters (or terminal columns), as `clipEnd` and `clipStart` are. */
 type Clip = (text: string, max: number) => string;
 
 /**
@@ -133,7 +133,7 @@ type Clip = (text: string, max: number) => string;
  * characters of the text or more, by a marker no match ever takes part in, and a clip only
  * removes characters.
  */
-const redactingCut =
+export const redactingCut =
   (clip: Clip): Clip =>
   (text, max) => {
     let clipped = clip(text, max);

@@ -9,7 +9,8 @@ import type { FactQuery } from '../core/retrieve/retrieve.js';
 import type { SessionFact } from '../core/fact.js';
 import type { PromptReport, ReplayError, ReplayReport } from '../core/replay/replay.js';
 import { count, number } from '../base/count.js';
-import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { clipEndRedacted, redactingCut } from '../base/secrets.js';
+import { collapseWhitespace } from '../base/text.js';
 import type { Style } from './style.js';
 import { clipColumnsEnd, clipColumnsStart, type Column, renderTable, type Row } from './table.js';
 
@@ -19,6 +20,10 @@ const OBJECT_WIDTH = 50;
 const SEPARATOR = ' · ';
 
 const safe = (text: string): string => collapseWhitespace(text);
+
+// A cell's cut can make a secret of a field holding none (a token's glued `_suffix` cut off): it is redacted.
+const clipCellEnd = redactingCut(clipColumnsEnd);
+const clipCellStart = redactingCut(clipColumnsStart);
 
 /** Counts grouped as in every message (see base/count.ts), for the commands that render through here. */
 export { count, number };
@@ -35,11 +40,11 @@ export const formatTime = (at: number): string => {
 const formatScore = (score: number): string => (Number.isInteger(score) ? String(score) : score.toFixed(3));
 
 const factCells = (fact: SessionFact): string[] => [
-  clipColumnsStart(safe(fact.subject), SUBJECT_WIDTH),
-  clipColumnsEnd(safe(fact.relation), RELATION_WIDTH),
-  clipColumnsEnd(safe(fact.object), OBJECT_WIDTH),
+  clipCellStart(safe(fact.subject), SUBJECT_WIDTH),
+  clipCellEnd(safe(fact.relation), RELATION_WIDTH),
+  clipCellEnd(safe(fact.object), OBJECT_WIDTH),
   fact.tags.join(','),
-  clipColumnsEnd(safe(fact.sourceTaskId), 12),
+  clipCellEnd(safe(fact.sourceTaskId), 12),
 ];
 
 const FACT_COLUMNS: ReadonlyArray<Column> = [
@@ -187,7 +192,7 @@ export const renderExplain = (view: ExplainView, style: Style): string => {
     paint: decision.decision === 'included' ? style.green : style.dim,
   }));
   const parts = [
-    `${style.bold(header)}\n${style.dim(`task prompt: ${clipEnd(safe(view.taskPrompt), 200)}`)}`,
+    `${style.bold(header)}\n${style.dim(`task prompt: ${clipEndRedacted(safe(view.taskPrompt), 200)}`)}`,
     decisions.length === 0 ? style.dim('(no facts yet)') : renderTable(columns, rows, style.bold),
   ];
   if (view.rejected.errors.length > 0) parts.push(renderRejectedLines(view.rejected, style));

@@ -30,6 +30,7 @@ import {
   runCliCut,
   runCliHere,
 } from './runCli.js';
+import { findSecret } from '../../src/base/secrets.js';
 import { DEFAULT_MAX_FACTS } from '../../src/index.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -654,5 +655,35 @@ describe('sessions delete', () => {
       /^fact-tracker sessions: io: cannot delete session d1 in .*: its log .*d1\.jsonl is not a file; nothing was deleted\n/u,
     );
     expect(readdirSync(store)).toEqual(['d1.jsonl']);
+  });
+});
+
+describe('texts a clip cuts for a table or a prompt line', () => {
+  const generated = 'a1B2c3D4e5'.repeat(30);
+  // No shape matches these whole (more characters after the token than a token has, or a word
+  // character glued after it), and the clips of the prompt's line and the object's column would.
+  const taskPrompt = `Rotate the deploy key ghp_${generated}`;
+  const summary = `deploy ghp_${generated.slice(0, 36)}_prod rotated`;
+
+  it('shows no secret in facts or explain, as a clip makes none', async ({ expect }) => {
+    for (const text of [taskPrompt, summary]) expect(findSecret(text)).toBeUndefined();
+    const file = join(workDir, 'clipped-secrets.jsonl');
+    const result = { task_id: '1', status: 'completed', summary };
+    writeFileSync(
+      file,
+      [
+        { type: 'dispatch', role: 'implementer', taskId: '1', at: 1_000, result },
+        { type: 'prompt', taskId: '2', at: 2_000, taskPrompt },
+      ]
+        .map((event) => `${JSON.stringify(event)}\n`)
+        .join(''),
+    );
+    const runs = await Promise.all([runCliHere(['facts', file]), runCliHere(['explain', file, '--line', '2'])]);
+    for (const run of runs) {
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain('deploy ');
+      expect(findSecret(run.stdout)).toBeUndefined();
+    }
+    expect(runs[1]!.stdout).toContain('task prompt: Rotate the deploy key [redacted: a GitHub token]');
   });
 });
