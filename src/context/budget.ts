@@ -7,10 +7,11 @@
  * stays within its range and the bundle within its own.
  */
 import { number } from '../base/count.js';
-import { clipEnd, clipStart } from '../base/text.js';
+import { clipEnd } from '../base/text.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import type { ContextKind } from './model.js';
 import { PINNED_SECTION_MAX } from './pinned.js';
+import { clipEndRedacted, clipStartRedacted } from './secrets.js';
 
 /** An inclusive range of characters (UTF-16 units). */
 export interface CharRange {
@@ -157,7 +158,7 @@ const addLine = (
   if (line.clip === 'whole') {
     if (line.body.length > room) return { added: 0, full: false };
   } else if (room < Math.min(MIN_BODY, line.body.length)) return { added: 0, full: true };
-  const body = line.clip === 'start' ? clipStart(line.body, room) : clipEnd(line.body, room);
+  const body = line.clip === 'start' ? clipStartRedacted(line.body, room) : clipEndRedacted(line.body, room);
   out.push(line.prefix + body);
   return { added: length + 1 + line.prefix.length + body.length, full: body.length < line.body.length };
 };

@@ -7,7 +7,6 @@
  * the kind's budget by `budget.ts`.
  */
 import { kindOf, refuseArgument } from '../base/describe.js';
-import { clipEnd } from '../base/text.js';
 import { checkedContext, checkedKind } from './arguments.js';
 import {
   type BundleBudget,
@@ -23,6 +22,7 @@ import type { BundleInput, BundleOptions, ContextBundle } from './bundleModel.js
 import { implementationDrafts, planningDrafts } from './bundleSections.js';
 import { unverifiedStatus } from './checkpoint.js';
 import type { ContextKind, SharedContext } from './model.js';
+import { clipEndRedacted } from './secrets.js';
 
 /** The first line of every bundle. */
 export const CONTEXT_BUNDLE_HEADER = '[Context Bundle]';
@@ -56,7 +56,7 @@ const budgetFor = (kind: ContextKind, budget: BundleOptions['budget']): BundleBu
 
 /** Renders the bundle's first line: the kind and the key, each part clipped. */
 const bundleHeader = (kind: ContextKind, { context, status }: BundleInput): string =>
-  `${CONTEXT_BUNDLE_HEADER} ${kind} · repo ${clipEnd(text(context.key.repo), KEY_PART)} · branch ${clipEnd(text(context.key.branch), KEY_PART)} · workstream ${clipEnd(text(context.key.workstreamId), KEY_PART)}${status.stale ? ' · STALE' : ''}`;
+  `${CONTEXT_BUNDLE_HEADER} ${kind} · repo ${clipEndRedacted(text(context.key.repo), KEY_PART)} · branch ${clipEndRedacted(text(context.key.branch), KEY_PART)} · workstream ${clipEndRedacted(text(context.key.workstreamId), KEY_PART)}${status.stale ? ' · STALE' : ''}`;
 
 const isBundleInput = (given: BundleInput | SharedContext): given is BundleInput =>
   'context' in given && 'status' in given;

@@ -3,12 +3,13 @@
  * models): each is whitespace-collapsed into the body of a line that starts with `- `, so none
  * can start a line of its own, let alone a `## ` section header or the `[Context Bundle]` line.
  */
-import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { collapseWhitespace } from '../base/text.js';
 import type { DraftLine } from './budget.js';
 import type { BundleInput } from './bundleModel.js';
 import type { ChangedFile, StaleReason } from './checkpoint.js';
 import type { ChecklistItem, ContextKind, RunFailure, SharedContext } from './model.js';
 import { branchRelation, countOf, likelyOrigin, moveCommand } from './notices.js';
+import { clipEndRedacted } from './secrets.js';
 
 const ITEM = 160;
 
@@ -18,7 +19,7 @@ export const text = (value: string): string => collapseWhitespace(value);
 /** A bullet of stored text, clipped to one item's length (or kept whole). */
 export const item = (body: string, clip: DraftLine['clip'] = 'end'): DraftLine => ({
   prefix: '- ',
-  body: clipEnd(text(body), clip === 'whole' ? Infinity : ITEM),
+  body: clipEndRedacted(text(body), clip === 'whole' ? Infinity : ITEM),
   clip,
 });
 

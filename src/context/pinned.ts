@@ -5,9 +5,10 @@
  * budget whole, marks included: pinning refuses a rule that would not, and decoding keeps apart
  * a context whose rules do not.
  */
-import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { collapseWhitespace } from '../base/text.js';
 import { checkedList } from './arguments.js';
 import { DEFAULT_PINNED_RULES } from './model.js';
+import { clipEndRedacted } from './secrets.js';
 
 /** The header line of the pinned-rules section. */
 export const PINNED_HEADER = '## Pinned rules';
@@ -21,7 +22,7 @@ export const isToolRule = (rule: string): boolean => DEFAULT_PINNED_RULES.includ
 /** The name of who pinned a rule, as a mark shows it: the name of `Name <email>`, clipped; `a user` when unknown. */
 export const pinnerName = (by: string | undefined): string => {
   const name = collapseWhitespace((by ?? '').replace(/\s*<[^>]*>\s*$/u, ''));
-  return name === '' ? 'a user' : clipEnd(name, 16);
+  return name === '' ? 'a user' : clipEndRedacted(name, 16);
 };
 
 /**

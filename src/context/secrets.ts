@@ -7,7 +7,15 @@
 import { refuseArgument } from '../base/describe.js';
 import { findSecret } from '../base/secrets.js';
 
-export { findSecret, findSecretField, redactSecrets, redactSecretsIn, type SecretLocation } from '../base/secrets.js';
+export {
+  clipEndRedacted,
+  clipStartRedacted,
+  findSecret,
+  findSecretField,
+  redactSecrets,
+  redactSecretsIn,
+  type SecretLocation,
+} from '../base/secrets.js';
 
 /** Why `field` may not hold `text` (it holds a secret, named by shape, never quoted), or undefined. */
 export const secretProblem = (field: string, text: string): string | undefined => {

@@ -5,11 +5,18 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import type { RepositorySnapshot } from '../../src/context/checkpoint.js';
+import type { ContextStatus, RepositorySnapshot } from '../../src/context/checkpoint.js';
 import type { ContextError } from '../../src/context/model.js';
 import { findContextSecret } from '../../src/context/schema.js';
 import { findSecret, findSecretField, redactSecrets } from '../../src/context/secrets.js';
-import { applyRunOutcome, emptySharedContext, recordContextClaim, redactContext } from '../../src/context/index.js';
+import {
+  applyRunOutcome,
+  buildContextBundle,
+  emptySharedContext,
+  recordContextClaim,
+  redactContext,
+  renderContextDashboard,
+} from '../../src/context/index.js';
 import type { SharedContext } from '../../src/context/model.js';
 import { HARMLESS, SECRETS } from '../fixtures/secrets.js';
 
@@ -127,5 +134,63 @@ describe('secret detection', () => {
       expect(findContextSecret(shown), where).toBeUndefined();
       expect(JSON.stringify(shown), where).toContain('[redacted: a GitHub token]');
     }
+  });
+});
+
+describe('texts a clip cuts', () => {
+  const generated = 'a1B2c3D4e5'.repeat(30);
+  // No shape matches these whole (more characters after the token than a token has, a word
+  // character glued after it, a space after the `@`), and the bundle's and the dashboard's clips would.
+  const longToken = `ghp_${generated.slice(0, 260)}`;
+  const gluedKey = (length: number): string => `sk_live_${generated.slice(0, length)}_prod`;
+  const branch = gluedKey(40);
+  const pinner = 'xy a://b:pwd@ zzz <xy@example.com>';
+
+  it('makes no secret of a stored text in a bundle or a dashboard', () => {
+    for (const text of [longToken, gluedKey(150), branch, pinner]) expect(findSecret(text)).toBeUndefined();
+    const stored = applyRunOutcome(
+      emptySharedContext({ repo: 'r', branch, workstreamId: 'default' }),
+      {
+        status: 'succeeded',
+        // Longer than the summary's section: its cut falls inside one of the tokens.
+        summary: `Rotated the deploy keys ${Array.from({ length: 10 }, () => longToken).join(' ')}`,
+        featureRequest: `Rotate ${longToken}`,
+        decisions: [`Keep ${longToken}?`],
+        checklist: [`Revoke ${gluedKey(150)}`],
+        pinRules: ['Rotate keys monthly'],
+        pinnedBy: pinner,
+      },
+      1_000,
+      GIT,
+    );
+    if (E.isLeft(stored)) throw new Error(stored.left.message);
+    const texts = [
+      ...(['planning', 'implementation'] as const).map((kind) => buildContextBundle(stored.right, { kind }).text),
+      renderContextDashboard({ kind: 'planning', contexts: [stored.right] }, 'planning_context.json'),
+    ];
+    expect(texts.join('\n')).toContain('[redacted: a GitHub token]');
+    for (const text of texts) expect(findSecret(text)).toBeUndefined();
+  });
+
+  it('makes no secret of the path of a changed file cut at its start', () => {
+    const stale = (path: string): ContextStatus => ({
+      repository: 'git',
+      head: 'b'.repeat(40),
+      stale: true,
+      reasons: ['head_moved'],
+      changes: [{ status: 'M', path }],
+      missingEvidence: [],
+    });
+    const changed = (path: string): string =>
+      buildContextBundle({ context, status: stale(path) }, { kind: 'implementation' })
+        .text.split('\n')
+        .find((line) => line.startsWith('- M '))!;
+    // The line keeps the same number of the path's last characters whatever the path: the cut is
+    // put just after the letter glued before the token.
+    const kept = changed('e'.repeat(2_000)).length - '- M ...'.length;
+    const tail = `ghp_${generated.slice(0, 36)}/${'f'.repeat(kept - 44)}.ts`;
+    const path = `${'d'.repeat(100)}/x${tail}`;
+    expect(findSecret(path)).toBeUndefined();
+    expect(changed(path)).toContain('[redacted: a GitHub token]');
   });
 });
