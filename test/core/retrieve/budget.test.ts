@@ -363,7 +363,7 @@ const largeStore = (tasks: number) => {
 };
 
 describe('the budget stage on a large section', () => {
-  const store = largeStore(60);
+  const store = largeStore(25);
   const query = (maxTokens: number, layout: SectionLayout) => ({
     taskDescription: 'module',
     taskId: 'next',
@@ -386,7 +386,7 @@ describe('the budget stage on a large section', () => {
       const q = query(maxTokens, layout);
       const decisions = explainRetrieval(store, q);
       const expected = expectedSection(decisions, DEFAULT_RANKING.fill, maxTokens, layout, estimateTokens);
-      if (maxTokens === Infinity) expect(expected).toHaveLength(600);
+      if (maxTokens === Infinity) expect(expected).toHaveLength(250);
       expect(retrieveFacts(store, q)).toEqual(expected);
     },
   );
@@ -403,7 +403,7 @@ describe('the budget stage on a large section', () => {
         renderSection,
       );
       const included = retrieveRanked(store, query(Infinity, layout), counting);
-      expect(included).toHaveLength(600);
+      expect(included).toHaveLength(250);
       // At most the section drawn once in rank order, to check it against the budget.
       expect(drawn).toBeLessThanOrEqual(included.length);
     },
