@@ -6,7 +6,7 @@
  */
 import { refuseArgument } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
-import { clipStart } from '../base/text.js';
+import { clipStartRedacted, redactSecrets } from './secrets.js';
 import { checkedContext, checkedList, checkedText } from './arguments.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { checkedExclusion, type ContextExclusion, isExcluded } from './exclusion.js';
@@ -258,9 +258,11 @@ export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'gi
       ? {}
       : {
           // A path over the schema's limit is recorded clipped at its start (its file name matters most), never refused.
+          // A path is git's, not text anyone wrote into the context: one that holds a secret, or
+          // whose cut makes one, is recorded redacted rather than refusing the checkpoint.
           uncommitted: snapshot.uncommitted
             .slice(0, CONTEXT_LIMITS.uncommittedPaths)
-            .map((path) => clipStart(path, CONTEXT_LIMITS.path)),
+            .map((path) => clipStartRedacted(redactSecrets(path), CONTEXT_LIMITS.path)),
         }),
   };
 };

@@ -137,6 +137,24 @@ describe('secret detection', () => {
   });
 });
 
+describe('paths git names', () => {
+  it('records a checkpoint over an uncommitted file whose path looks like a secret, with the path redacted', () => {
+    const token = SECRETS.find(([shape]) => shape === 'a GitHub token')![1];
+    const cut = `${'d'.repeat(280)}/x${token}/f.ts`;
+    // Whole, no shape matches the glued path; cut at its start to the schema's limit, one does.
+    expect(findSecret(cut)).toBeUndefined();
+    const snapshot: RepositorySnapshot = { ...GIT, uncommitted: [`notes/${token}.md`, cut, 'src/a.ts'] };
+    const stored = applyRunOutcome(context, { status: 'succeeded', summary: 'Rotated the keys' }, 1_000, snapshot);
+    if (E.isLeft(stored)) throw new Error(stored.left.message);
+    const uncommitted = stored.right.checkpoint?.uncommitted ?? [];
+    expect(uncommitted).toHaveLength(3);
+    expect(uncommitted[0]).toBe('notes/[redacted: a GitHub token].md');
+    expect(uncommitted[2]).toBe('src/a.ts');
+    for (const path of uncommitted) expect(findSecret(path)).toBeUndefined();
+    expect(findContextSecret(stored.right)).toBeUndefined();
+  });
+});
+
 describe('texts a clip cuts', () => {
   const generated = 'a1B2c3D4e5'.repeat(30);
   // No shape matches these whole (more characters after the token than a token has, a word
