@@ -44,6 +44,18 @@ export function refuseArgument(name: string, value: unknown, what: string): neve
   throw new TypeError(`${name} is ${kindOf(value)}, not ${what}`);
 }
 
+/**
+ * Refuses the arguments of a log line's parser that are not of their kind (the line's text, its
+ * number, the time of the event before it): a line that is no text is a programmer's mistake,
+ * said plainly.
+ */
+export const refuseLineArguments = (text: unknown, line: unknown, previousAt: unknown): void => {
+  if (typeof text !== 'string') refuseArgument('the line', text, 'a string');
+  if (typeof line !== 'number') refuseArgument('the line number', line, 'a number');
+  if (previousAt !== undefined && typeof previousAt !== 'number')
+    refuseArgument('previousAt', previousAt, 'a number (or undefined)');
+};
+
 /** An error's message (any other value: `describeValue`), clipped to 500 characters. Never throws. */
 export const describeError = (error: unknown): string => {
   const message = attempt(() => (error instanceof Error ? error.message : undefined));

@@ -8,7 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
-import { refuseArgument } from '../base/describe.js';
+import { refuseLineArguments } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import type { Fields } from '../base/record.js';
 import { isBlank } from '../base/text.js';
@@ -209,11 +209,7 @@ export const parseNotesLogLine = (
   line: number,
   previousAt: number | undefined,
 ): E.Either<NotesLogError, NotesLogEntry> => {
-  // A line that is no text, or a number that is none, is a programmer's mistake: said plainly.
-  if (typeof text !== 'string') refuseArgument('the line', text, 'a string');
-  if (typeof line !== 'number') refuseArgument('the line number', line, 'a number');
-  if (previousAt !== undefined && typeof previousAt !== 'number')
-    refuseArgument('previousAt', previousAt, 'a number (or undefined)');
+  refuseLineArguments(text, line, previousAt);
   return pipe(
     readJsonObject(text),
     E.bindTo('fields'),

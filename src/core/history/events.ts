@@ -10,7 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
-import { refuseArgument } from '../../base/describe.js';
+import { refuseLineArguments } from '../../base/describe.js';
 import { exceedsJsonDepth, parseJson } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
@@ -361,11 +361,7 @@ export const parseHistoryLine = (
   line: number,
   previousAt: number | undefined,
 ): E.Either<HistoryLineError, HistoryEvent> => {
-  // A line that is no text (null) is a programmer's mistake, as a history that is none: said plainly.
-  if (typeof text !== 'string') refuseArgument('the line', text, 'a string');
-  if (typeof line !== 'number') refuseArgument('the line number', line, 'a number');
-  if (previousAt !== undefined && typeof previousAt !== 'number')
-    refuseArgument('previousAt', previousAt, 'a number (or undefined)');
+  refuseLineArguments(text, line, previousAt);
   return pipe(
     readJsonObject(text),
     E.chain((fields): E.Either<Problem, HistoryEvent | Record<string, unknown>> => {
