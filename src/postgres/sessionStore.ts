@@ -26,7 +26,9 @@ import {
   parseStoredSnapshot,
   type SessionStore,
   type SessionStoreError,
+  type SnapshotFailure,
   type StoredLine,
+  type StoredSnapshot,
   type TailRead,
 } from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';
@@ -283,28 +285,31 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       }),
     // Lines land whole or not at all: there is never a torn line to set aside.
     repair: (id) => call(id, 'repeatable', async () => []),
-    readSnapshot: async (id, follower, atMost) => {
-      const read = await call(id, 'repeatable', async (client) => {
-        const { rows } = await client.query<{
-          key: string;
-          lines: number;
-          position: number;
-          library: string;
-          state: string;
-        }>({ ...sql.readSnapshot, values: [id, linesAtMost(atMost), snapshotLibrary()] });
-        return rows[0];
-      });
-      if (E.isLeft(read)) return read;
-      const row = read.right;
-      if (row === undefined) return E.right(undefined);
-      if (row.library !== snapshotLibrary())
-        return E.left(invalidSnapshot(`the snapshot was written by ${row.library}`));
-      if (row.position > row.lines) return E.left(invalidSnapshot('the snapshot covers more lines than the log holds'));
-      // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
-      const keys = keysOf(follower);
-      if (!keys.has(id)) keys.set(id, row.key);
-      return E.right({ position: row.position, state: row.state });
-    },
+    // Guarded as the writes are: a follower that is no object (null) is `internal`, never a rejected promise.
+    readSnapshot: (id, follower, atMost) =>
+      guardedCall<SessionStoreError | SnapshotFailure, StoredSnapshot | undefined>(async () => {
+        const read = await call(id, 'repeatable', async (client) => {
+          const { rows } = await client.query<{
+            key: string;
+            lines: number;
+            position: number;
+            library: string;
+            state: string;
+          }>({ ...sql.readSnapshot, values: [id, linesAtMost(atMost), snapshotLibrary()] });
+          return rows[0];
+        });
+        if (E.isLeft(read)) return read;
+        const row = read.right;
+        if (row === undefined) return E.right(undefined);
+        if (row.library !== snapshotLibrary())
+          return E.left(invalidSnapshot(`the snapshot was written by ${row.library}`));
+        if (row.position > row.lines)
+          return E.left(invalidSnapshot('the snapshot covers more lines than the log holds'));
+        // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
+        const keys = keysOf(follower);
+        if (!keys.has(id)) keys.set(id, row.key);
+        return E.right({ position: row.position, state: row.state });
+      }),
     writeSnapshot: (id, snapshot, follower) =>
       guardedCall<SessionStoreError, void>(async () => {
         const given = parseStoredSnapshot(snapshot);

@@ -177,6 +177,16 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('answers a snapshot read given a follower that is no object with a Left, never a rejected promise', async () => {
+      const { store } = await make();
+      right(await store.append('s', 0, [line(1)]));
+      right(await store.writeSnapshot('s', { position: 1, state: '{}' }));
+      for (const follower of [null, 5, 'reader'])
+        expect(E.isLeft(await store.readSnapshot('s', follower as never)), String(follower)).toBe(true);
+      expect(right(await store.readSnapshot('s'))).toEqual({ position: 1, state: '{}' });
+      await store.close();
+    });
+
     it('refuses an id that is not one, without touching anything', async () => {
       const { store } = await make();
       for (const id of ['', '../escape', '.hidden', 'a/b', 'x'.repeat(500)]) {
