@@ -134,7 +134,7 @@ const readData = (value: unknown): E.Either<string, unknown> => {
 const isVersion = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /** Why `write` is no `NotesWrite` a save can carry out, or undefined. */
-export const malformedWrite = (write: unknown): string | undefined => {
+const malformedWrite = (write: unknown): string | undefined => {
   if (!isRecord(write)) return `the write is ${kindOf(write)}, not an object with the records to save`;
   const { sessions, profile, fences } = write;
   if (!Array.isArray(sessions)) return `the write's sessions are ${kindOf(sessions)}, not a list`;
@@ -151,6 +151,18 @@ export const malformedWrite = (write: unknown): string | undefined => {
   if (fences !== undefined && !(Array.isArray(fences) && Array.from(fences as unknown[]).every(isRecord)))
     return "the write's fences must be a list of objects";
   return undefined;
+};
+
+/**
+ * The write a caller gives `save`, read once as plain data (a getter or a Proxy trap that throws
+ * is such a write) and checked, or why a save cannot carry it out: every store refuses it alike,
+ * as bad input, never thrown.
+ */
+export const parseNotesWrite = (given: unknown): E.Either<string, NotesWrite> => {
+  const read = readData(given);
+  if (E.isLeft(read)) return read;
+  const malformed = malformedWrite(read.right);
+  return malformed === undefined ? E.right(read.right as NotesWrite) : E.left(malformed);
 };
 
 /** True when the value is a session's notes with facts an end of stage has yet to merge. */
@@ -195,13 +207,9 @@ export const memoryNotesStore = (
         ),
       ),
     save: (user, given) => {
-      // A write a caller built wrong is refused as bad input, never thrown: read once, as data
-      // (a getter or a Proxy trap that throws is such a write), then checked.
-      const read = readData(given);
-      if (E.isLeft(read)) return E.left(storeFailure('invalid_input', `the save was refused: ${read.left}`));
-      const write = read.right as NotesWrite;
-      const malformed = malformedWrite(write);
-      if (malformed !== undefined) return E.left(storeFailure('invalid_input', `the save was refused: ${malformed}`));
+      const parsed = parseNotesWrite(given);
+      if (E.isLeft(parsed)) return E.left(storeFailure('invalid_input', `the save was refused: ${parsed.left}`));
+      const write = parsed.right;
       const lost = (write.fences ?? []).filter(({ session, fence }) => !leases.isAt(user, session, fence));
       if (lost.length > 0)
         return E.left(

@@ -10,7 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { kindOf } from '../base/describe.js';
 import type pg from 'pg';
 import type { NotesRecords, NotesStore, NotesStoreFailure, NotesWritten, StoredRecord } from '../notes/store.js';
-import { jsonOf, malformedWrite, storeFailure } from '../notes/store.js';
+import { jsonOf, parseNotesWrite, storeFailure } from '../notes/store.js';
 import type { JsonValue, NotesWrite } from '../notes/store.js';
 import {
   type Database,
@@ -118,15 +118,17 @@ const unstorableIds = (ids: ReadonlyArray<string>): NotesStoreFailure | undefine
 };
 
 /**
- * Why the save of `write` for `user` can never be carried out, as the port's failure (bad input),
- * or undefined: a write that is none, an id or a value these tables cannot keep. The memory
- * store refuses the first two kinds alike; PostgreSQL would refuse the text on every try.
+ * The write `given` for `user`, read once as data, or why its save can never be carried out, as
+ * the port's failure (bad input): a write that is none or cannot be read, an id or a value these
+ * tables cannot keep. The memory store refuses the first two kinds alike; PostgreSQL would refuse
+ * the text on every try.
  */
-const refusedWrite = (user: string, write: NotesWrite): NotesStoreFailure | undefined => {
-  const malformed = malformedWrite(write);
-  if (malformed !== undefined) return storeFailure('invalid_input', `the save was refused: ${malformed}`);
+const checkedWrite = (user: string, given: unknown): E.Either<NotesStoreFailure, NotesWrite> => {
+  const parsed = parseNotesWrite(given);
+  if (E.isLeft(parsed)) return E.left(storeFailure('invalid_input', `the save was refused: ${parsed.left}`));
+  const write = parsed.right;
   const ids = unstorableIds([user, ...write.sessions.map(({ session }) => session)]);
-  if (ids !== undefined) return ids;
+  if (ids !== undefined) return E.left(ids);
   const records = [
     ...write.sessions.map(
       ({ session, value }) => [`the record of ${JSON.stringify(user)} in ${JSON.stringify(session)}`, value] as const,
@@ -142,9 +144,9 @@ const refusedWrite = (user: string, write: NotesWrite): NotesStoreFailure | unde
         return text === undefined ? undefined : `cannot be kept in JSONB: ${text}`;
       },
     )(jsonOf(value));
-    if (problem !== undefined) return storeFailure('invalid_input', `the save was refused: ${what} ${problem}`);
+    if (problem !== undefined) return E.left(storeFailure('invalid_input', `the save was refused: ${what} ${problem}`));
   }
-  return undefined;
+  return E.right(write);
 };
 
 /** A failure of the database as the port's: a save whose outcome is unknown is a `conflict` (read again), anything else `unavailable`. */
@@ -247,9 +249,11 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
     if (rowCount !== 1) throw new StaleRecord(`${what} changed since it was read`);
   };
 
-  const save = async (user: string, notes: NotesWrite): Promise<E.Either<NotesStoreFailure, NotesWritten>> => {
-    const refused = refusedWrite(user, notes);
-    if (refused !== undefined) return E.left(refused);
+  const save = async (user: string, given: NotesWrite): Promise<E.Either<NotesStoreFailure, NotesWritten>> => {
+    // The caller's write is read once, as data: every later step reads this copy.
+    const checked = checkedWrite(user, given);
+    if (E.isLeft(checked)) return checked;
+    const notes = checked.right;
     // One order for every writer, so two saves of one user's records never wait on each other in a circle.
     const sessions = [...notes.sessions].sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
     const { profile } = notes;

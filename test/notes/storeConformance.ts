@@ -112,6 +112,31 @@ export const describeNotesStoreConformance = (
       expect((await loaded(store, 'maya', 's2')).session).toEqual({ version: 0 });
     });
 
+    it('refuses a write it cannot read (a getter that throws) as invalid_input, never a rejected promise, and reads a write once', async () => {
+      const store = await makeStore();
+      const broken = {
+        get sessions(): never {
+          throw new Error('the getter broke');
+        },
+      } as unknown as NotesWrite;
+      const refused = await answer(store.save('maya', broken));
+      expect(E.isLeft(refused) && refused.left).toEqual({
+        code: 'invalid_input',
+        message: expect.stringMatching(/the getter broke/u),
+      });
+      // A write that answers once and breaks when asked again is saved as it answered.
+      let reads = 0;
+      const fickle = {
+        get sessions() {
+          reads += 1;
+          if (reads > 1) throw new Error('the getter broke');
+          return [{ session: 's1', value: notes('one'), expected: 0 }];
+        },
+      } as unknown as NotesWrite;
+      expect(await saved(store, 'maya', fickle)).toEqual({ sessions: [{ session: 's1', version: 1 }] });
+      expect((await loaded(store, 'maya', 's1')).session).toEqual({ value: notes('one'), version: 1 });
+    });
+
     it('writes all of a save or none of it: a stale profile keeps its sessions unwritten too', async () => {
       const store = await makeStore();
       await saved(store, 'maya', { sessions: [], profile: { value: { facts: [] }, expected: 0 } });
