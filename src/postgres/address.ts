@@ -71,10 +71,40 @@ const wrongParameter = (parameters: URLSearchParams): string | undefined => {
   return undefined;
 };
 
+/** A space or a `%` not followed by two hex digits: the driver percent-encodes the whole URL first when it holds one. */
+const REENCODED = / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/iu;
+
+/**
+ * The part of `url` the driver cannot decode, or undefined. The driver (pg-connection-string)
+ * decodes the user, the password, the host and the database of the URL (the first three unless a
+ * parameter gives them instead), after percent-encoding the whole URL (the `%` of `%XX` kept
+ * only where XX are digits) when it holds a space or a stray `%`; a `%XX` sequence that is no
+ * UTF-8 there, or a lone `%` in the database, throws "URI malformed" out of every call's connect.
+ */
+const undecodablePart = (url: string): string | undefined => {
+  let read: URL;
+  try {
+    read = new URL(REENCODED.test(url) ? encodeURI(url).replace(/%25(\d\d)/gu, '%$1') : url);
+  } catch {
+    return 'text';
+  }
+  const given = (name: string): boolean => (read.searchParams.get(name) ?? '') !== '';
+  const parts: ReadonlyArray<readonly [string, string, boolean]> = [
+    ['user', read.username, !given('user')],
+    ['password', read.password, !given('password')],
+    ['host', read.hostname, !given('host')],
+    ['database', read.pathname.slice(1), true],
+  ];
+  return parts.find(
+    ([, part, decoded]) => decoded && E.isLeft(E.tryCatch(() => decodeURIComponent(part), String)),
+  )?.[0];
+};
+
 /**
  * Checks a PostgreSQL URL: `postgres://` or `postgresql://`, and a URL the WHATWG parser reads
  * (so a port out of range or a user without a host is refused here, in one line, not by the
- * driver), with the parameters the driver reads before it connects checked too. The message never repeats the text, which may hold a password.
+ * driver), with the parameters the driver reads before it connects checked too, and the parts it
+ * decodes. The message never repeats the text, which may hold a password.
  */
 export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, PostgresAddress> => {
   const url = typeof text === 'string' ? text.trim() : '';
@@ -94,6 +124,14 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
   }
   const parameter = wrongParameter(parsed.searchParams);
   if (parameter !== undefined) return E.left(failure('store_url', `the store URL's ${parameter}`));
+  const undecodable = undecodablePart(url);
+  if (undecodable !== undefined)
+    return E.left(
+      failure(
+        'store_url',
+        `the store URL's ${undecodable} holds percent-encoding that does not decode to text (a stray %, or %XX bytes of no UTF-8 character): write each special character as the %XX of its UTF-8 bytes`,
+      ),
+    );
   const secrets = [
     parsed.password,
     decoded(parsed.password),

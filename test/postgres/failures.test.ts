@@ -80,6 +80,32 @@ describe('a PostgreSQL address', () => {
     ])
       expect(E.isRight(parsePostgresUrl(`${base}${query}`)), query).toBe(true);
   });
+
+  it('is refused when the driver cannot decode its user, password, host or database (a %XX that is no UTF-8), naming the part, not the text', () => {
+    for (const [url, part] of [
+      ['postgres://app:s3cret%C3@db/memory', 'password'],
+      ['postgres://app%C3:s3cret@db/memory', 'user'],
+      ['postgres://app:s3cret@db%C3/memory', 'host'],
+      ['postgres://app:s3cret@db/mem%C3ory', 'database'],
+      ['postgres://app:s3cret@db/memory%', 'database'],
+      // A space makes the driver percent-encode the whole URL first: the %C3 of a valid é then stands alone.
+      ['postgres://app:s3cr%C3%80t@db/my memory', 'password'],
+    ] as const) {
+      const parsed = parsePostgresUrl(url);
+      expect(E.isLeft(parsed) && parsed.left.code, url).toBe('store_url');
+      expect(E.isLeft(parsed) && parsed.left.message, url).toMatch(new RegExp(`^the store URL's ${part} `, 'u'));
+      expect(E.isLeft(parsed) && parsed.left.message, url).not.toMatch(/s3cr|%C3/u);
+    }
+    for (const url of [
+      'postgres://app:s3cr%C3%A9t@db/memory',
+      'postgres://app:s3cret%@db/memory',
+      // What a parameter names instead is not decoded from the URL's part.
+      'postgres://app%C3@db/memory?user=app',
+      'postgres://app@db%C3/memory?host=/var/run/postgresql',
+      'postgres://app@db/memory?password=%C3',
+    ])
+      expect(E.isRight(parsePostgresUrl(url)), url).toBe(true);
+  });
 });
 
 describe('a PostgreSQL failure', () => {
