@@ -14,7 +14,7 @@ import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { kindOf } from '../../base/describe.js';
 import { describeIssue } from '../../base/schema.js';
-import { findSecret } from '../../base/secrets.js';
+import { findSecret, redactSecrets } from '../../base/secrets.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { isSectionFactLine, SESSION_CONTEXT_HEADER } from '../../core/prompt/format.js';
@@ -151,6 +151,16 @@ const defined = <K extends string, V>(key: K, value: V | null | undefined): { [P
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
+/**
+ * An agent type as the hooks keep and name it: its secrets redacted. The orchestrating model
+ * writes it (`subagent_type`), so it may have copied a token there; every event's type is
+ * redacted alike, so a call's type still equals its subagent's.
+ */
+const agentTypeText = (value: unknown): string | undefined => {
+  const type = text(value);
+  return type === undefined ? undefined : redactSecrets(type);
+};
+
 /** The first problem of a payload, with its path: one line. */
 const firstIssue = (error: z.ZodError): string => {
   const issue = error.issues[0];
@@ -179,7 +189,7 @@ const subagentInput = (
   if (!isRecord(input)) return O.none;
   const promptField = typeof input['prompt'] === 'string' ? 'prompt' : 'message';
   const prompt = input[promptField];
-  const agentType = text(input['subagent_type']) ?? text(input['agent_type']);
+  const agentType = agentTypeText(input['subagent_type']) ?? agentTypeText(input['agent_type']);
   return typeof prompt === 'string' && !isBlank(prompt)
     ? O.some({ prompt, promptField, toolInput: input, ...defined('agentType', agentType) })
     : O.none;
@@ -269,7 +279,7 @@ const readToolEvent = (
                 event: 'Handback',
                 ...base(event),
                 ...defined('agentId', event.agent_id),
-                ...defined('agentType', event.agent_type),
+                ...defined('agentType', agentTypeText(event.agent_type)),
                 message: answerText(message),
               };
         }
@@ -332,14 +342,14 @@ export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> =>
         event: 'SubagentStart',
         ...base(event),
         ...defined('agentId', event.agent_id),
-        ...defined('agentType', event.agent_type),
+        ...defined('agentType', agentTypeText(event.agent_type)),
       }))(validated(SubagentStart, value, name));
     case 'SubagentStop':
       return E.map((event: z.infer<typeof SubagentStop>): HookEvent => ({
         event: 'SubagentStop',
         ...base(event),
         ...defined('agentId', event.agent_id),
-        ...defined('agentType', event.agent_type),
+        ...defined('agentType', agentTypeText(event.agent_type)),
         ...defined('lastAssistantMessage', answerText(event.last_assistant_message ?? undefined)),
       }))(validated(SubagentStop, value, name));
     default:

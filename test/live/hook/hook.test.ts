@@ -284,6 +284,44 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
       ]),
     );
   });
+
+  it('Codex: a secret in an agent type (the model names it) reaches no file and no message, and the type still pairs', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const agentType = `reviewer ${token}`;
+    const payload = (name: string) => fixture('codex', name, cwd);
+    for (const name of ['pre-tool-use-spawn-agent', 'subagent-start', 'subagent-stop'])
+      expect(await send(payload(name))).toEqual({ output: undefined, stderr: '' });
+    const spawn = payload('pre-tool-use-spawn-reviewer');
+    spawn['tool_input'] = { ...(spawn['tool_input'] as Payload), agent_type: agentType };
+    const answers = [await send(spawn)];
+    const started = await send({ ...payload('subagent-start-reviewer'), agent_type: agentType });
+    expect(specific(started.output)!['additionalContext']).toContain('src/config.ts modified_by task:1');
+    answers.push(started, await send({ ...payload('subagent-stop-reviewer'), agent_type: agentType }));
+    // The review's task_id differs from the call's: the message names the subagent by its type.
+    expect(answers[2]!.output).toEqual({ systemMessage: expect.stringMatching(/^fact-tracker: result_warning: /u) });
+    // Not even the start a message's clipped name would keep of it.
+    const start = token.slice(0, 12);
+    for (const answer of answers) expect(JSON.stringify(answer).includes(start)).toBe(false);
+    const files = readdirSync(join(cwd, '.fact-tracker'), { recursive: true, withFileTypes: true }).filter((entry) =>
+      entry.isFile(),
+    );
+    for (const entry of files)
+      expect([entry.name, readFileSync(join(entry.parentPath, entry.name), 'latin1').includes(start)]).toEqual([
+        entry.name,
+        false,
+      ]);
+    expect(replayOf(logOf(cwd, '019a1b2c-3d4e-7f60-8a9b-0c1d2e3f4a5b')).facts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          relation: 'must_fix',
+          sourceRole: 'reviewer',
+          sourceTaskId: 'call_Rv3wY5zA7bC9dE1f',
+        }),
+      ]),
+    );
+  });
 });
 
 const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
