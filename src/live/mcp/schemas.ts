@@ -28,8 +28,19 @@ import {
 const bounded = (code: string, name: string, limit: number, unit = 'characters') =>
   z.string().max(limit, { error: () => `${code}: ${name} is over ${limit.toLocaleString('en-US')} ${unit}` });
 
+/**
+ * The error of an argument that is neither of a union's two kinds, saying which two (zod's own
+ * is "Invalid input"); the issue of a value of one kind that breaks its bound is left as it is.
+ */
+const neither =
+  (expected: string) =>
+  (issue: { readonly code?: string }): string | undefined =>
+    issue.code === 'invalid_union' ? `Invalid input: expected ${expected}` : undefined;
+
 const Time = z
-  .union([z.string().max(MAX_TIME_LENGTH), z.number()])
+  .union([z.string().max(MAX_TIME_LENGTH), z.number()], {
+    error: neither('ISO-8601 text or epoch milliseconds (a finite number)'),
+  })
   .describe('ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds; default: now');
 const SessionId = z
   .string()
@@ -94,7 +105,9 @@ export const IngestIn = z
     taskId: TaskId('The task the subagent worked on'),
     role: z.enum(SOURCE_ROLES),
     output: z
-      .union([bounded('output_too_large', 'output', MAX_OUTPUT_LENGTH), z.record(z.string(), z.unknown())])
+      .union([bounded('output_too_large', 'output', MAX_OUTPUT_LENGTH), z.record(z.string(), z.unknown())], {
+        error: neither("the subagent's final message (text) or its result object"),
+      })
       .describe(
         `The subagent's final message (with the ${BEGIN_MARKER} block) or the result object; at most ${MAX_OUTPUT_LENGTH} characters (the object as JSON)`,
       ),

@@ -307,6 +307,18 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       ['compile_context', { sessionId: 's', taskId: '1', taskPrompt: 'x', maxFacts: -1 }, /maxFacts/u],
       ['compile_context', { sessionId: 's', taskId: '1', taskPrompt: 'x', tags: ['nope'] }, /tags/u],
       ['compile_context', { sessionId: 's', taskId: '1', taskPrompt: 'x', at: 'yesterday' }, /^invalid_field: at/u],
+      // An argument of either of two kinds says which two, not only "Invalid input".
+      [
+        'compile_context',
+        { sessionId: 's', taskId: '1', taskPrompt: 'x', at: true },
+        /^invalid_arguments: at: .+ISO-8601/u,
+      ],
+      ['list_facts', { sessionId: 's', asOf: {} }, /^invalid_arguments: asOf: .+epoch milliseconds/u],
+      [
+        'ingest_result',
+        { sessionId: 's', taskId: '1', role: 'implementer', output: 12 },
+        /^invalid_arguments: output: .+result object/u,
+      ],
       ['list_facts', { sessionId: 's', unknown: true }, /unknown/iu],
       ['list_facts', { sessionId: 'never-made' }, /^unknown_session: /u],
       ['explain_context', { sessionId: 'never-made', taskId: '1', taskPrompt: 'x' }, /^unknown_session: /u],
