@@ -5,7 +5,7 @@
  * repositories, real merges and pulls, the CLI.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -103,6 +103,15 @@ const conflictAfterSquash = async (): Promise<string> => {
   return repo;
 };
 
+let squashed: Promise<string> | undefined;
+/** A copy of one `conflictAfterSquash` repository, made once per test file (it takes two dozen git processes and writes). */
+const conflictAfterSquashCopy = async (): Promise<string> => {
+  const repo = await (squashed ??= conflictAfterSquash());
+  const copy = tempDir('squashed-');
+  cpSync(repo, copy, { recursive: true });
+  return copy;
+};
+
 /** How to run as a user who cannot write a folder made read-only (root can write any): none when not root. */
 const unprivileged = (repo: string): { uid?: number; env: Record<string, string> } => {
   if (process.getuid?.() !== 0) return { env: {} };
@@ -126,7 +135,7 @@ const keptApartIn = (text: string): number => {
 
 describe.sequential('a context file whose conflict markers git joined wrongly', SLOW, () => {
   it('is read from the index during the merge: show reports both sides, resolve merges them', async () => {
-    const repo = await conflictAfterSquash();
+    const repo = await conflictAfterSquashCopy();
     expectOneLineFailure(
       await runIn(repo, ['context', 'show']),
       /has merge conflict markers \(from a git pull or merge\): ours holds workstreams default \(branch feature\), default \(branch main\); theirs holds workstreams default \(branch feature\), default \(branch main\); run fact-tracker context resolve/u,
@@ -146,7 +155,7 @@ describe.sequential('a context file whose conflict markers git joined wrongly', 
   });
 
   it('with stages that are not context files either, is refused in one line and left as it is', async () => {
-    const repo = await conflictAfterSquash();
+    const repo = await conflictAfterSquashCopy();
     const file = join(repo, ...CONTEXT_JSON);
     // The index's sides replaced by ones that do not decode either, as a merge of hand edits could leave them.
     const shown = CONTEXT_JSON.join('/');
