@@ -5,7 +5,7 @@
  * repositories, real merges and pulls, the CLI.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import type { RunOutcome } from '../../src/context/runInput.js';
 import { decodeContextFile } from '../../src/context/schema.js';
 import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
 import { loadedOf, planningAt } from './results.js';
-import { commitAll, git, makeRepo, tempDir } from './repo.js';
+import { commitAll, copiesOf, git, makeRepo, tempDir } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 /** Git by the dozen under a shared machine's load: assertions count outcomes, never time. */
@@ -103,14 +103,8 @@ const conflictAfterSquash = async (): Promise<string> => {
   return repo;
 };
 
-let squashed: Promise<string> | undefined;
-/** A copy of one `conflictAfterSquash` repository, made once per test file (it takes two dozen git processes and writes). */
-const conflictAfterSquashCopy = async (): Promise<string> => {
-  const repo = await (squashed ??= conflictAfterSquash());
-  const copy = tempDir('squashed-');
-  cpSync(repo, copy, { recursive: true });
-  return copy;
-};
+/** A copy of one `conflictAfterSquash` repository, made once per test file (two dozen git processes and writes). */
+const conflictAfterSquashCopy = copiesOf(conflictAfterSquash);
 
 /** How to run as a user who cannot write a folder made read-only (root can write any): none when not root. */
 const unprivileged = (repo: string): { uid?: number; env: Record<string, string> } => {

@@ -7,7 +7,6 @@
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
-  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -31,7 +30,7 @@ import { emptySharedContext, recordContextClaim } from '../../src/context/index.
 import { bundledFixture } from '../fixtures/bundled.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
 import { errorOf, loadedOf } from './results.js';
-import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
+import { commitAll, copiesOf, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const NOW = 1_750_000_000_000;
 const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({
@@ -608,14 +607,8 @@ const conflictedRepo = async (): Promise<string> => {
   return repo;
 };
 
-let conflicted: Promise<string> | undefined;
 /** A copy of one conflicted repository, made once per test file (it takes a dozen git processes). */
-const conflictedCopy = async (): Promise<string> => {
-  const repo = await (conflicted ??= conflictedRepo());
-  const copy = tempDir('conflicted-');
-  cpSync(repo, copy, { recursive: true });
-  return copy;
-};
+const conflictedCopy = copiesOf(conflictedRepo);
 
 const expectMerged = (context: SharedContext): void => {
   expect(context.workingSummary.text).toBe('Main, newer.');

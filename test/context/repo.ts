@@ -41,6 +41,24 @@ export const makeRepo = (): string => {
   return dir;
 };
 
+/**
+ * Calls of `make`'s repository, built at the first call of the test file and copied for each call
+ * after (a copy costs almost nothing; the build may take dozens of git processes), so each test
+ * may change its copy freely.
+ */
+export const copiesOf = (make: () => Promise<string>): (() => Promise<string>) => {
+  let made: Promise<string> | undefined;
+  onTempDirsRemoved(() => {
+    made = undefined;
+  });
+  return async () => {
+    const repo = await (made ??= make());
+    const copy = tempDir('copy-');
+    cpSync(repo, copy, { recursive: true });
+    return copy;
+  };
+};
+
 /** Writes files under `dir`, creating their directories. */
 export const writeFiles = (dir: string, files: Readonly<Record<string, string>>): void => {
   for (const [path, text] of Object.entries(files)) {
