@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure } from '../../base/failure.js';
+import { findSecret } from '../../base/secrets.js';
 import { quoteText } from '../../base/text.js';
 import { MAX_SESSION_ID_LENGTH } from './limits.js';
 
@@ -32,8 +33,9 @@ const invalidId = (message: string): E.Either<Failure<'invalid_session_id'>, nev
 
 /**
  * Checks a session id: 1 to 128 letters, digits, `_`, `-` and `.`, not starting with `.` or
- * `-`, without `..`, and not a device name. The id comes back as given (never rewritten, so two
- * ids never meet in one file).
+ * `-`, without `..`, not a device name, and holding no secret (`findSecret`: an id a model chose
+ * may copy a token, as a task id may). The id comes back as given (never rewritten, so two ids
+ * never meet in one file).
  */
 export const parseSessionId = (value: unknown): E.Either<Failure<'invalid_session_id'>, string> => {
   if (typeof value !== 'string') return invalidId('the session id must be a string');
@@ -45,5 +47,11 @@ export const parseSessionId = (value: unknown): E.Either<Failure<'invalid_sessio
       `the session id ${quoteId(value)} may hold only letters, digits, "_", "-" and "." (not first, and never "..")`,
     );
   if (DEVICE_NAME.test(value)) return invalidId(`the session id ${quoteId(value)} is a reserved device name`);
+  // Not quoted: the message would repeat the secret.
+  const secret = findSecret(value);
+  if (secret !== undefined)
+    return invalidId(
+      `the session id holds what looks like ${secret}: it names the session's log file and shows in answers and listings, and no secret may be written; choose another id`,
+    );
   return E.right(value);
 };

@@ -908,6 +908,23 @@ describe('a live session', () => {
     );
   });
 
+  it('refuses a session id holding a secret without repeating it, and writes no file named by it', async () => {
+    const cwd = tempDir('session-');
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4)}`;
+    for (const id of [token, `run-${token}`, `sk-ant-${'x9'.repeat(12)}`, 'AKIAABCDEFGHIJKLMNOP']) {
+      const refused = await openSession(id, { cwd });
+      expect(refused).toEqual(E.left(expect.objectContaining({ code: 'invalid_session_id' })));
+      const message = E.isLeft(refused) ? refused.left.message : '';
+      expect(message).toMatch(/looks like an? /u);
+      expect(message).not.toContain(id);
+      expect(parseSessionId(id)).toEqual(refused);
+    }
+    expect(readdirSync(cwd, { recursive: true }).filter((name) => String(name).includes('ghp_'))).toEqual([]);
+    // Ids that only look alike pass: a UUID, and words about tokens.
+    for (const id of ['3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f', 'ghp_short', 'sk-review-session'])
+      expect(parseSessionId(id)).toEqual(E.right(id));
+  });
+
   it('answers unknown_session once its log is deleted when opened not to create, and never writes a new log', async () => {
     const cwd = tempDir('session-');
     right(
