@@ -17,7 +17,7 @@ import {
   flushLog,
   ioError,
   lastBytes,
-  LOG_LINE_BREAK,
+  logLines,
   type LockSettings,
   type LogRead,
   prepareDirectory,
@@ -291,14 +291,6 @@ interface Cursor {
 
 const START: Cursor = { lines: 0, offset: 0, identity: '', last: Buffer.alloc(0) };
 
-/** The lines of complete text read at `offset` (a byte order mark opens only the file's first line). */
-const splitLines = (text: string, offset: number): string[] => {
-  const pieces = (offset === 0 ? text.replace(/^\uFEFF/u, '') : text).split(LOG_LINE_BREAK);
-  // The text ends with a line break, so the last piece is the empty rest after it.
-  pieces.pop();
-  return pieces;
-};
-
 /** A session log store over the files of a folder (default `.fact-tracker/sessions` under `cwd`). */
 export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionStore => {
   const options = optionsOf(given);
@@ -347,7 +339,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     const from: Cursor = known !== undefined && known.lines === after ? known : START;
     const read = await readLog(file, from.offset, from.last);
     if (E.isLeft(read)) return E.left({ code: 'io', message: read.left.message });
-    const { exists, identity, size, text, consumed, tail, continues, last, utf16 } = read.right;
+    const { exists, identity, size, bytes, consumed, tail, continues, last, utf16 } = read.right;
     // Read as UTF-8, every line would be rejected, and a line appended in UTF-8 would corrupt it.
     if (utf16)
       return E.left(
@@ -362,7 +354,8 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
       const again = await readTail(file, id, 0, cursors);
       return E.map((tailRead: TailRead) => ({ ...tailRead, restarted: true }))(again);
     }
-    const pieces = splitLines(text, from.offset);
+    // A byte order mark opens only the file's first line.
+    const pieces = logLines(bytes, from.offset === 0);
     const position = from.lines + pieces.length;
     // A reader that asked for lines past the end of a log now shorter has lost its place: it
     // starts over, so it is given every line from the first (read from the first byte, as only

@@ -25,6 +25,7 @@ import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { encodingOf } from '../../core/history/encoding.js';
+import { HISTORY_LINE_LIMITS } from '../../core/history/lines.js';
 import { syncDirectory, writeFileIfMissing } from '../../node/atomicWrite.js';
 import { prepareDirectory as prepareFolder } from '../../node/directory.js';
 import { fileErrorCode, ioFailure } from '../../node/fileFailure.js';
@@ -197,6 +198,55 @@ export const readLog = async (
         })
       : E.left(ioError(`cannot read ${file}`, error));
   }
+};
+
+/** Bytes of a log decoded at a time (cut after a line break): a log is never one string, which the engine caps at 512 MiB. */
+const DECODED_PIECE_BYTES = 1024 * 1024;
+/**
+ * The most bytes of one line decoded: a UTF-16 unit takes at most 3 bytes of UTF-8, so these give
+ * more than the `HISTORY_LINE_LIMITS.length` characters a line may hold, and a line longer than
+ * that is kept to its first `length + 1`, as a history's reader keeps it: rejected as `too_large`.
+ */
+const MAX_DECODED_LINE_BYTES = 3 * (HISTORY_LINE_LIMITS.length + 1) + 4;
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * The lines of `bytes`, complete lines as `LogRead.bytes` holds them, without their breaks, as a
+ * history's reader splits them: `\n`, `\r\n` or a lone `\r`, a byte-order mark dropped when they
+ * open the file (`atStart`). Decoded a piece at a time, so a log of any size is read as replay
+ * reads it (a line break byte never occurs inside a multi-byte UTF-8 sequence: a cut is clean).
+ */
+export const logLines = (bytes: Buffer, atStart: boolean): string[] => {
+  const lines: string[] = [];
+  const first = atStart && bytes.subarray(0, UTF8_BOM.length).equals(UTF8_BOM) ? UTF8_BOM.length : 0;
+  let piece = first;
+  const decode = (end: number): void => {
+    if (end === piece) return;
+    const pieces = bytes.toString('utf8', piece, end).split(LOG_LINE_BREAK);
+    // The piece ends with a line break: the last element is the empty rest after it.
+    for (let i = 0; i < pieces.length - 1; i += 1) lines.push(pieces[i]!);
+    piece = end;
+  };
+  let nextLf = bytes.indexOf(NEWLINE, first);
+  let nextCr = bytes.indexOf(CARRIAGE_RETURN, first);
+  let start = first;
+  while (start < bytes.length) {
+    if (nextLf !== -1 && nextLf < start) nextLf = bytes.indexOf(NEWLINE, start);
+    if (nextCr !== -1 && nextCr < start) nextCr = bytes.indexOf(CARRIAGE_RETURN, start);
+    const end = nextCr === -1 || (nextLf !== -1 && nextLf < nextCr) ? nextLf : nextCr;
+    // Bytes after the last line break are no complete line.
+    if (end === -1) break;
+    const next = end + (bytes[end] === CARRIAGE_RETURN && bytes[end + 1] === NEWLINE ? 2 : 1);
+    if (end - start > MAX_DECODED_LINE_BYTES) {
+      decode(start);
+      const kept = bytes.toString('utf8', start, start + MAX_DECODED_LINE_BYTES);
+      lines.push(kept.slice(0, HISTORY_LINE_LIMITS.length + 1));
+      piece = next;
+    } else if (next - piece >= DECODED_PIECE_BYTES) decode(next);
+    start = next;
+  }
+  decode(start);
+  return lines;
 };
 
 /**

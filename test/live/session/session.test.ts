@@ -4,16 +4,21 @@
  * someone else (another session, a crash, a hand edit) is read exactly as `replay` reads it.
  */
 import { spawnSync } from 'node:child_process';
+import { constants } from 'node:buffer';
 import {
   appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -22,6 +27,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeBytes } from '../../../src/core/history/encoding.js';
 import { BEGIN_MARKER as BEGIN, END_MARKER as END } from '../../../src/core/extract/parse.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
+import { replayHistoryFile } from '../../../src/node/history.js';
 import {
   fileSessionStore,
   latestSessionId,
@@ -580,6 +586,37 @@ describe('a live session', () => {
     expect([replayed.report.summary.events, replayed.report.errors]).toEqual([41, []]);
     expect(right(await open('cr', { cwd, create: false }).then((again) => again.snapshot()))).toEqual(replayed.store);
   });
+
+  it('reads a log longer than the longest string the engine makes as replay reads it: each line too long rejected, every other applied', async () => {
+    const cwd = tempDir('session-huge-');
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    const file = join(directory, 'huge.jsonl');
+    const lines = example.split('\n').filter((line) => line.trim() !== '');
+    // Between the example's halves, lines of zero bytes (sparse: no disk is used) that add up to
+    // more than the longest string: ten of 45 MiB, under a line decoded whole, and one of 90 MiB.
+    const runs = [...Array.from({ length: 10 }, () => 45 * 2 ** 20), 90 * 2 ** 20];
+    expect(runs.reduce((sum, run) => sum + run, 0)).toBeGreaterThan(constants.MAX_STRING_LENGTH);
+    writeFileSync(file, `${lines.slice(0, 20).join('\n')}\n`);
+    const fd = openSync(file, 'r+');
+    let end = statSync(file).size;
+    for (const run of runs) {
+      end += run;
+      writeSync(fd, '\n', end);
+      end += 1;
+    }
+    writeSync(fd, `${lines.slice(20).join('\n')}\n`, end);
+    closeSync(fd);
+    const expected = right(await replayHistoryFile(file));
+    expect(expected.report.errors.map(({ line, code }) => [line, code])).toEqual(
+      runs.map((_, i) => [21 + i, 'too_large']),
+    );
+    const session = await open('huge', { cwd, create: false });
+    expect(session.report()).toEqual({ events: 40, errors: expected.report.errors, setAside: [] });
+    expect(right(await session.snapshot())).toEqual(expected.store);
+    const added = right(await session.invalidateFact({ subject: 'src/app.ts', relation: 'modified_by' }));
+    expect(added.line).toBe(lines.length + runs.length + 1);
+  }, 60_000);
 
   it('leaves a UTF-16 log as it is: the session is not opened, and says why', async () => {
     const cwd = tempDir('session-utf16-');
