@@ -5,6 +5,7 @@
  * as it is. The store remembers, per session and per follower (see `SessionFollower`), where in
  * the file the last line it read or wrote ends, so a reader only reads what was appended since.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { accessSync, constants, type Dirent, existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -287,9 +288,16 @@ interface Cursor {
   readonly identity: string;
   /** The last bytes before `offset` (see `CONTINUITY_BYTES`); empty when not known. */
   readonly last: Buffer;
+  /**
+   * A hash of the `offset` bytes before it as they were read (never updated in place: a cursor
+   * taken further hashes on from a copy), what a snapshot at the cursor vouches for. A line
+   * changed in place after it was read leaves the log another hash, so no snapshot of the state
+   * read before the change is taken for one of the log as it now is.
+   */
+  readonly hash: Hash;
 }
 
-const START: Cursor = { lines: 0, offset: 0, identity: '', last: Buffer.alloc(0) };
+const START: Cursor = { lines: 0, offset: 0, identity: '', last: Buffer.alloc(0), hash: createHash('sha256') };
 
 /** A session log store over the files of a folder (default `.fact-tracker/sessions` under `cwd`). */
 export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionStore => {
@@ -339,7 +347,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     const from: Cursor = known !== undefined && known.lines === after ? known : START;
     const read = await readLog(file, from.offset, from.last);
     if (E.isLeft(read)) return E.left({ code: 'io', message: read.left.message });
-    const { exists, identity, size, bytes, consumed, tail, continues, last, utf16 } = read.right;
+    const { exists, identity, size, bytes, consumed, consumedBytes, tail, continues, last, utf16 } = read.right;
     // Read as UTF-8, every line would be rejected, and a line appended in UTF-8 would corrupt it.
     if (utf16)
       return E.left(
@@ -369,7 +377,13 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     // A read that goes back from where the cursor is (a resent prompt's, an explanation's) leaves
     // the cursor the catch-up follows, and with it what tells that the log was replaced meanwhile.
     if (known === undefined || after >= known.lines)
-      cursors.set(id, { lines: position, offset: from.offset + consumed, identity, last });
+      cursors.set(id, {
+        lines: position,
+        offset: from.offset + consumed,
+        identity,
+        last,
+        hash: from.hash.copy().update(consumedBytes),
+      });
     return E.right({ exists, restarted, lines, position, torn: tail > 0 });
   };
 
@@ -448,7 +462,8 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           if (E.isLeft(safe)) return E.left(toStoreError(safe.left));
           const cursor = cursors.get(id)!;
           created = cursor.offset === 0;
-          const appended = await appendToLog(files.file, lines.right.map((text) => `${text}\n`).join(''));
+          const text = lines.right.map((line) => `${line}\n`).join('');
+          const appended = await appendToLog(files.file, text);
           if (E.isLeft(appended)) return E.left(toStoreError(appended.left));
           const position = expected + lines.right.length;
           cursors.set(id, {
@@ -456,6 +471,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
             offset: cursor.offset + appended.right.bytes,
             identity: appended.right.identity,
             last: lastBytes(cursor.last, appended.right.end),
+            hash: cursor.hash.copy().update(text),
           });
           return E.right({ position, setAside: setAsideLines.right });
         };
@@ -490,11 +506,11 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           atMost === undefined ? readSnapshot(files.right.file) : readSnapshotAtMost(files.right.file, atMost),
         );
         if (E.isRight(read) && read.right !== undefined) {
-          const { position, offset, identity } = read.right;
+          const { position, offset, identity, hash } = read.right;
           // The snapshot checked the log it covers: what comes after it is read on from there. One
           // read while the store follows the log (a resent prompt's) leaves that as it is.
           const cursors = cursorsOf(follower);
-          if (!cursors.has(id)) cursors.set(id, { lines: position, offset, identity, last: START.last });
+          if (!cursors.has(id)) cursors.set(id, { lines: position, offset, identity, last: START.last, hash });
           return E.right({ position, state: read.right.state });
         }
         return E.map(() => undefined)(read);

@@ -64,6 +64,11 @@ export interface LogRead {
    * `\r\n` whose `\r` ended the last read (the rest of that line's break, not a line of its own).
    */
   readonly consumed: number;
+  /**
+   * The `consumed` bytes themselves, as the file holds them: what a reader that keeps a hash of
+   * the bytes it read (`snapshot.ts`) takes in.
+   */
+  readonly consumedBytes: Buffer;
   /** Bytes after the last line break. */
   readonly tail: number;
   /** False when the bytes before the offset are not the `before` the reader gave: another log stands there now. */
@@ -176,6 +181,7 @@ export const readLog = async (
         },
         bytes: complete,
         consumed,
+        consumedBytes: bytes.subarray(0, consumed),
         tail: bytes.length - consumed,
         continues,
         last: consumed === 0 ? before : lastBytes(before, bytes.subarray(0, consumed)),
@@ -191,6 +197,7 @@ export const readLog = async (
           text: '',
           bytes: NO_BYTES,
           consumed: 0,
+          consumedBytes: NO_BYTES,
           tail: 0,
           continues: offset === 0,
           last: NO_BYTES,

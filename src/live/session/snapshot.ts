@@ -21,7 +21,7 @@
  * snapshot may already be past (`readSnapshotAtMost`).
  */
 import { constants as bufferConstants } from 'node:buffer';
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import {
   constants,
   fstatSync,
@@ -47,7 +47,7 @@ const PREVIOUS_EXTENSION = '.previous';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 12;
+export const SNAPSHOT_VERSION = 13;
 
 /** A snapshot of a log: the state after its first `position` lines, which end at byte `offset` of the file `identity`. */
 export interface FileSnapshot {
@@ -59,6 +59,11 @@ export interface FileSnapshot {
   readonly position: number;
   /** The session's state, as `encodeSessionState` writes it. */
   readonly state: string;
+  /**
+   * A hash of the log's first `offset` bytes, not digested: those the state was read from, which
+   * the header's fingerprint is of. A reader goes on hashing what it reads after them.
+   */
+  readonly hash: Hash;
 }
 
 /** What became of the snapshot when a session was opened. */
@@ -101,13 +106,14 @@ export const libraryVersion: () => string = (() => {
 })();
 
 /**
- * A hash of the first `offset` bytes of the log, every one of them, with `offset` itself: a
- * change anywhere in what a snapshot covers changes it, where a hash of samples missed a line
- * rewritten between them and the snapshot was trusted over the log. It reads the bytes once,
+ * A hash of the first `offset` bytes of the log, every one of them, not digested yet: a change
+ * anywhere in what a snapshot covers changes its fingerprint, where a hash of samples missed a
+ * line rewritten between them and the snapshot was trusted over the log. It reads the bytes once,
  * a piece at a time: a millisecond or two a megabyte, where replaying them takes about a second.
+ * A reader that starts from the snapshot goes on hashing from it what it reads after them.
  */
-const fingerprintOf = (fd: number, offset: number): string => {
-  const hash = createHash('sha256').update(String(offset));
+const logHashOf = (fd: number, offset: number): Hash => {
+  const hash = createHash('sha256');
   const piece = Buffer.allocUnsafe(Math.min(HASH_PIECE_BYTES, offset));
   for (let position = 0; position < offset;) {
     const read = readSync(fd, piece, 0, Math.min(piece.length, offset - position), position);
@@ -116,8 +122,15 @@ const fingerprintOf = (fd: number, offset: number): string => {
     hash.update(piece.subarray(0, read));
     position += read;
   }
-  return hash.digest('hex');
+  return hash;
 };
+
+/**
+ * The fingerprint of the log's first `offset` bytes that `hash` took in, with `offset` itself.
+ * A writer's is of the bytes it read, its state's: the log as it is when the snapshot is
+ * written may have been changed in place since, and the snapshot must not vouch for that.
+ */
+const fingerprintOf = (hash: Hash, offset: number): string => hash.copy().update(String(offset)).digest('hex');
 
 /** The header of a snapshot, as written. */
 interface Header {
@@ -167,19 +180,26 @@ const parseHeader = (head: Buffer): E.Either<string, Header> => {
   return E.right(header);
 };
 
+/** What checking a log against a snapshot's header found: the log's size, and the hash of the bytes it covers. */
+interface CheckedLog {
+  readonly size: number;
+  readonly hash: Hash;
+}
+
 /**
  * Checks the log `file` against a snapshot's header: the same file (device and inode), at
- * least as long as the snapshot covers, and the bytes it covers unchanged. Right: the log's size.
+ * least as long as the snapshot covers, and the bytes it covers unchanged.
  */
-const checkLog = (file: string, header: Header): E.Either<string, number> => {
+const checkLog = (file: string, header: Header): E.Either<string, CheckedLog> => {
   try {
-    return withFile(file, constants.O_RDONLY, (fd): E.Either<string, number> => {
+    return withFile(file, constants.O_RDONLY, (fd): E.Either<string, CheckedLog> => {
       const stat = fstatSync(fd);
       if (`${stat.dev}:${stat.ino}` !== header.log.identity) return E.left('the log was replaced since the snapshot');
       if (stat.size < header.log.offset) return E.left('the log is shorter than the snapshot covers');
-      if (fingerprintOf(fd, header.log.offset) !== header.log.fingerprint)
+      const hash = logHashOf(fd, header.log.offset);
+      if (fingerprintOf(hash, header.log.offset) !== header.log.fingerprint)
         return E.left('the log was rewritten since the snapshot');
-      return E.right(stat.size);
+      return E.right({ size: stat.size, hash });
     });
   } catch (error) {
     return E.left(
@@ -216,8 +236,8 @@ const usableHeader = (file: string): { readonly header: Header; readonly size: n
     if (head === undefined) return undefined;
     const header = parseHeader(head);
     if (E.isLeft(header)) return undefined;
-    const size = checkLog(file, header.right);
-    return E.isRight(size) ? { header: header.right, size: size.right } : undefined;
+    const checked = checkLog(file, header.right);
+    return E.isRight(checked) ? { header: header.right, size: checked.right.size } : undefined;
   } catch {
     return undefined;
   }
@@ -306,7 +326,8 @@ const readSnapshotFile = (file: string, path: string): E.Either<string, FileSnap
     return E.left('the snapshot is cut short or corrupt (its state does not match its hash)');
   const checked = checkLog(file, header);
   if (E.isLeft(checked)) return checked;
-  return E.right({ offset: header.log.offset, identity: header.log.identity, position: header.position, state });
+  const { offset, identity } = header.log;
+  return E.right({ offset, identity, position: header.position, state, hash: checked.right.hash });
 };
 
 /**
@@ -345,8 +366,10 @@ const removeLeftovers = (snapshotFile: string): void => {
 
 /**
  * Writes the snapshot of the log `file` at `snapshot.offset`. Call it holding the log's lock,
- * with the state the log's first `position` lines (its first `offset` bytes) give. The temporary files of writers killed
- * before they renamed theirs are removed first (no other writer can be busy: the lock is held).
+ * with the state the log's first `position` lines (its first `offset` bytes) give, and the hash of
+ * those bytes as they were read: a log changed in place since fails its check, and the snapshot is
+ * not used. The temporary files of writers killed before they renamed theirs are removed first
+ * (no other writer can be busy: the lock is held).
  *
  * The newest snapshot wins, as in every store: one of fewer lines than the one kept (a writer
  * that lags behind another) replaces nothing, or the next process to open the session would
@@ -361,7 +384,7 @@ export const writeSnapshot = (file: string, snapshot: FileSnapshot): E.Either<Se
   const kept = usableHeader(file)?.header.position;
   if (kept !== undefined && kept > snapshot.position) return E.right(undefined);
   try {
-    const fingerprint = withFile(file, constants.O_RDONLY, (fd) => fingerprintOf(fd, snapshot.offset));
+    const fingerprint = fingerprintOf(snapshot.hash, snapshot.offset);
     const header: Header = {
       format: SNAPSHOT_FORMAT,
       version: SNAPSHOT_VERSION,

@@ -375,6 +375,34 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     expect(selectValidFacts(store).some((fact) => fact.subject === 'src/M0150.ts')).toBe(true);
   });
 
+  it('never saves a snapshot certifying a log changed in place after its writer read it: the next process reads the change, as replay does', async () => {
+    const directory = tempDir('snapshot-');
+    const file = join(directory, 's.jsonl');
+    // A result whose role was mistyped: the line is rejected, and its facts are not applied.
+    const result = { task_id: '1', status: 'completed', summary: 'Added the cache', files_changed: ['src/cache.ts'] };
+    writeFileSync(
+      file,
+      `${JSON.stringify({ type: 'dispatch', role: 'implementor', taskId: '1', at: 1_000, result })}\n`,
+    );
+    // A writer that stays open, as an MCP server does, reads the line...
+    const writer = await open('s', { directory, create: false });
+    expect(writer.report().errors.map(({ line, code }) => [line, code])).toEqual([[1, 'invalid_field']]);
+    // ...which is then fixed by hand, in place: same file, same length.
+    const log = readFileSync(file);
+    const handle = openSync(file, 'r+');
+    writeSync(handle, 'implementer', log.indexOf('implementor'));
+    closeSync(handle);
+    // The writer goes on past SNAPSHOT_EVERY lines, and saves a snapshot of the state it holds.
+    for (let i = 0; i < SNAPSHOT_EVERY; i += 1)
+      right(await writer.invalidateFact({ subject: `src/gone${i}.ts`, relation: 'modified_by', at: 2_000 + i }));
+    expect(existsSync(`${file}.snapshot`)).toBe(true);
+    const { use, store, expected, report } = await reopen(directory);
+    expect(use).toEqual({ used: false, reason: expect.stringMatching(/rewritten/u) });
+    expect(report.errors).toEqual([]);
+    expect(store).toEqual(expected);
+    expect(selectValidFacts(store).some((fact) => fact.subject === 'src/cache.ts')).toBe(true);
+  });
+
   it('bytesToReplay gives the log an open would replay: what follows a usable snapshot, else the whole log', async () => {
     const { directory, file } = await sharedSession();
     const session = await open('s', { directory, create: false });
