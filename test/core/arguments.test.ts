@@ -219,6 +219,26 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     () => toStateSnapshotFacts([fileFact('src/a.ts', 'modified_by', 'task:1', 1), null as never]),
     /facts\[1\] is null, not a fact/u,
   ],
+  [
+    'a history replay fed a line as bare text',
+    () => startHistoryReplay().feed(['{"type":"prompt","taskId":"1","taskPrompt":"x"}' as never]),
+    /the lines\[0\] is a string, not a history line \(\{ line, text \}\)/u,
+  ],
+  [
+    'a history replay fed null among the lines',
+    () => startHistoryReplay().feed([{ line: 1, text: '' }, null as never]),
+    /the lines\[1\] is null, not a history line/u,
+  ],
+  [
+    'a history replay fed a line numbered by a string',
+    () => startHistoryReplay().feed([{ line: '1', text: '' } as never]),
+    /the lines\[0\]\.line is a string, not a number/u,
+  ],
+  [
+    'a history replay fed a line without its text',
+    () => startHistoryReplay().feed([{ line: 1 } as never]),
+    /the lines\[0\]\.text is undefined, not a string/u,
+  ],
 ];
 
 describe('arguments that are not of their kind', () => {
@@ -266,5 +286,22 @@ describe('arguments that are not of their kind', () => {
     const replaying = startHistoryReplay(null as never);
     expect(replaying.feed([{ line: 1, text: history }])).toBe(true);
     expect(replaying.finish().report).toEqual(replayHistory(history).report);
+  });
+
+  it('a replay option that is none (null) reads as none, never as a bound that stops at once', () => {
+    const history = [
+      '{"type":"dispatch","role":"implementer","taskId":"1","at":1000,"result":{"task_id":"1","status":"completed","summary":"Edited a","files_changed":["src/a.ts"]}}',
+      'not json',
+      '{"type":"prompt","taskId":"2","taskPrompt":"edit src/a.ts","at":2000}',
+    ].join('\n');
+    const expected = replayHistory(history).report;
+    expect(expected.prompts[0]?.facts).not.toEqual([]);
+    for (const name of ['untilLine', 'asOf', 'countTokens', 'tokenCounters', 'initial', 'onPrompt', 'onError']) {
+      const options = { [name]: null } as never;
+      expect(replayHistory(history, options).report, name).toEqual(expected);
+      const replaying = startHistoryReplay(options);
+      replaying.feed(history.split('\n').map((text, index) => ({ line: index + 1, text })));
+      expect(replaying.finish().report, name).toEqual(expected);
+    }
   });
 });

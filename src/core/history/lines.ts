@@ -6,6 +6,7 @@
  * large, never the whole of a 200 MB line without a break.
  */
 import { refuseArgument } from '../../base/describe.js';
+import { isRecord } from '../../base/record.js';
 import { decodedChunks } from './encoding.js';
 
 /**
@@ -20,6 +21,17 @@ export interface HistoryLine {
   readonly line: number;
   readonly text: string;
 }
+
+/**
+ * Refuses `value`, named `name`, unless it is a history line: a line fed as its bare text, or
+ * null, is a programmer's mistake, said plainly rather than met deep inside the reader.
+ */
+export const checkHistoryLine = (name: string, value: unknown): void => {
+  if (!isRecord(value)) refuseArgument(name, value, 'a history line ({ line, text })');
+  const { line, text } = value;
+  if (typeof text !== 'string') refuseArgument(`${name}.text`, text, 'a string');
+  if (typeof line !== 'number') refuseArgument(`${name}.line`, line, 'a number');
+};
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -29,7 +29,7 @@ import {
   isBlankLine,
   readLines,
 } from '../history/events.js';
-import { type HistoryLine, linesOfText } from '../history/lines.js';
+import { checkHistoryLine, type HistoryLine, linesOfText } from '../history/lines.js';
 import type { SectionLayout } from '../retrieve/defaults.js';
 import { initialTrackerState, type TrackerState } from '../tracker/state.js';
 import {
@@ -404,9 +404,37 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   return { apply, skipsUnread, inRun, finish, replayed: () => replayed, stopped: () => stopped };
 };
 
-/** Options as given, or none for a value that is not an object (null reads as no options, as `createFactTracker`'s). */
-const optionsOf = <T extends object>(options: T | null | undefined): Partial<T> =>
-  typeof options === 'object' && options !== null ? options : {};
+/** The options of a replay, `startHistoryReplay`'s included. */
+const OPTION_NAMES = [
+  'maxFacts',
+  'maxTokens',
+  'ranking',
+  'layout',
+  'initial',
+  'countTokens',
+  'tokenCounters',
+  'asOf',
+  'untilLine',
+  'keepRetrievals',
+  'onProgress',
+  'onPrompt',
+  'onError',
+] as const satisfies ReadonlyArray<keyof ReplayOptions | keyof HistoryReplayOptions>;
+
+/**
+ * The options given, each read once, or none for a value that is not an object (null reads as
+ * no options, as `createFactTracker`'s). An option that is none (null) reads as none, as the
+ * tracker's do: `untilLine: null` is no bound, not one that stops before the first line.
+ */
+const optionsOf = <T extends object>(options: T | null | undefined): Partial<T> => {
+  if (typeof options !== 'object' || options === null) return {};
+  const read: Record<string, unknown> = {};
+  for (const name of OPTION_NAMES) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== undefined && value !== null) read[name] = value;
+  }
+  return read as Partial<T>;
+};
 
 /**
  * Where the lines without `at` of a history that resumes `initial` are timed from: the event
@@ -428,7 +456,10 @@ export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryR
   return {
     feed: (lines) => {
       refuseUnlessDenseArray('the lines', lines, 'an array of history lines');
+      let index = 0;
       core.inRun(lines, (line) => {
+        checkHistoryLine(`the lines[${index}]`, line);
+        index += 1;
         if (core.skipsUnread(line)) return true;
         const parsed = read(line);
         return parsed === undefined || core.apply(parsed);
