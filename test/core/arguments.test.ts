@@ -10,6 +10,7 @@ import {
   buildDispatchDynamicTail,
   createExtractor,
   createFactId,
+  createRetrievalScratch,
   dispatchResultJsonSchema,
   DEFAULT_RANKING,
   emptyFactStore,
@@ -286,6 +287,7 @@ describe('arguments that are not of their kind', () => {
     const replaying = startHistoryReplay(null as never);
     expect(replaying.feed([{ line: 1, text: history }])).toBe(true);
     expect(replaying.finish().report).toEqual(replayHistory(history).report);
+    expect(createRetrievalScratch(null as never).scanFacts).toBe(createRetrievalScratch().scanFacts);
   });
 
   it('a replay option that is none (null) reads as none, never as a bound that stops at once', () => {

@@ -173,6 +173,12 @@ export interface RetrievalScratchOptions {
 
 const SIZE = 1024;
 
+/** `scanFacts` when given, a number of 0 or more; options that are none (null) read as none. */
+const scanFactsOf = (options: RetrievalScratchOptions | null): number => {
+  const scanFacts = options?.scanFacts;
+  return typeof scanFacts === 'number' && scanFacts >= 0 ? scanFacts : SCAN_FACTS;
+};
+
 /** A new scratch, for queries that must not share one (see the module's comment). */
 export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): RetrievalScratch => ({
   docs: {
@@ -233,7 +239,7 @@ export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): R
   sorted: new Int32Array(SIZE),
   weights: [],
   quickTotals: new Float64Array(0),
-  scanFacts: typeof options.scanFacts === 'number' && options.scanFacts >= 0 ? options.scanFacts : SCAN_FACTS,
+  scanFacts: scanFactsOf(options),
 });
 
 /** The scratch a query uses when it names none: one for the whole process, as retrieval is synchronous. */
