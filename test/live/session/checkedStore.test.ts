@@ -8,14 +8,17 @@ import { memorySessionStore, openSession, type SessionStore } from '../../../src
 
 const result = { task_id: '1', status: 'completed', summary: 'done' };
 
-/** A memory store whose `call`, once armed, answers `answer`. */
-const faulty = (call: 'read' | 'append', answer: unknown) => {
+/** A memory store whose `call`, once armed (from the start: `armed`), answers `answer`, or throws it when it is an Error. */
+const faulty = (call: 'read' | 'append' | 'readSnapshot', answer: unknown, armed = false) => {
   const base = memorySessionStore();
-  let armed = false;
   const store = {
     ...base,
     [call]: (...args: never[]) =>
-      armed ? Promise.resolve(answer) : (base[call] as (...a: never[]) => unknown)(...args),
+      armed
+        ? answer instanceof Error
+          ? Promise.reject(answer)
+          : Promise.resolve(answer)
+        : (base[call] as (...a: never[]) => unknown)(...args),
   } as SessionStore;
   return { base, store, arm: () => (armed = true) };
 };
@@ -51,6 +54,32 @@ describe('a session over a store that answers outside the port', () => {
         code: 'internal',
         message: "unexpected failure (a bug; please report it): the store's read answered a string, not an Either",
       }),
+    );
+  });
+
+  it('a call that throws is internal, naming the call', async () => {
+    const { store, arm } = faulty('append', new Error('disk gone'));
+    const opened = await openSession('faulty', { store });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    arm();
+    expect(await opened.right.ingestResult({ role: 'implementer', taskId: '1', output: result, at: 1_000 })).toEqual(
+      E.left({
+        code: 'internal',
+        message: "unexpected failure (a bug; please report it): the store's append threw: disk gone",
+      }),
+    );
+  });
+
+  it('a snapshot read that throws is read past as a cache, its reason in snapshotUse()', async () => {
+    const { store } = faulty('readSnapshot', new Error('no snapshot table'), true);
+    const opened = await openSession('faulty', { store });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    expect(opened.right.snapshotUse()).toEqual({
+      used: false,
+      reason: "unexpected failure (a bug; please report it): the store's readSnapshot threw: no snapshot table",
+    });
+    expect(await opened.right.ingestResult({ role: 'implementer', taskId: '1', output: result, at: 1_000 })).toEqual(
+      E.right(expect.objectContaining({ line: 1 })),
     );
   });
 
