@@ -23,14 +23,15 @@ export interface HistoryLine {
 }
 
 /**
- * Refuses `value`, named `name`, unless it is a history line: a line fed as its bare text, or
- * null, is a programmer's mistake, said plainly rather than met deep inside the reader.
+ * Refuses `value`, the element `index` of the lines fed, unless it is a history line: a line fed
+ * as its bare text, or null, is a programmer's mistake, said plainly rather than met deep inside
+ * the reader. (Its name is made only for the message: this runs on every line of a replay.)
  */
-export const checkHistoryLine = (name: string, value: unknown): void => {
-  if (!isRecord(value)) refuseArgument(name, value, 'a history line ({ line, text })');
+export const checkHistoryLine = (value: unknown, index: number): void => {
+  if (!isRecord(value)) refuseArgument(`the lines[${index}]`, value, 'a history line ({ line, text })');
   const { line, text } = value;
-  if (typeof text !== 'string') refuseArgument(`${name}.text`, text, 'a string');
-  if (typeof line !== 'number') refuseArgument(`${name}.line`, line, 'a number');
+  if (typeof text !== 'string') refuseArgument(`the lines[${index}].text`, text, 'a string');
+  if (typeof line !== 'number') refuseArgument(`the lines[${index}].line`, line, 'a number');
 };
 
 const LF = 0x0a;

@@ -458,7 +458,7 @@ export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryR
       refuseUnlessDenseArray('the lines', lines, 'an array of history lines');
       let index = 0;
       core.inRun(lines, (line) => {
-        checkHistoryLine(`the lines[${index}]`, line);
+        checkHistoryLine(line, index);
         index += 1;
         if (core.skipsUnread(line)) return true;
         const parsed = read(line);
