@@ -120,4 +120,18 @@ describe('a deleted working directory', () => {
     }
     expect(readFileSync(join(sessions, 's1.jsonl'), 'utf8')).toMatch(/"taskId":"3"/u);
   });
+
+  it('a hook given an absolute sessions folder works without a cwd in its payload, as the server does', async () => {
+    for (const given of [
+      (folder: string) => ({ args: ['hook', '--sessions-dir', folder], env: {} }),
+      (folder: string) => ({ args: ['hook', '--store', folder], env: {} }),
+      (folder: string) => ({ args: ['hook'], env: { FACT_TRACKER_STORE: folder } }),
+    ]) {
+      const { sessions } = projectWithSessions('deleted-cwd-hook-folder-');
+      const { args, env } = given(sessions);
+      const ran = await runFromDeleted(args, preToolUse(), env);
+      expect(ran, args.join(' ')).toMatchObject({ status: 0, stderr: '' });
+      expect(readFileSync(join(sessions, 's1.jsonl'), 'utf8')).toMatch(/"taskId":"3"/u);
+    }
+  });
 });

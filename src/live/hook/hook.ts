@@ -53,7 +53,8 @@ export const HOOKS_EXTENSION = '.hooks';
 export interface HookOptions {
   /**
    * The working directory when the payload names none; absent when the process has none (it
-   * was deleted): an event that names none then fails with `io`, unless the agent names the project.
+   * was deleted): an event that names none then fails with `io`, unless the agent names the
+   * project or `directory` is absolute.
    */
   readonly cwd?: string;
   /** The project directory the agent names (Claude Code's `CLAUDE_PROJECT_DIR`). */
@@ -104,30 +105,40 @@ const sessionFailure = (what: string, error: SessionError): Failure => ({
 });
 
 /**
+ * The project of an event, as `resolveProjectDirectory` finds it; none is needed (undefined)
+ * when the sessions folder is absolute, since it holds the logs and the hook's own files
+ * whatever the project, so a hook run from a deleted directory still finds them.
+ */
+const projectOf = (
+  event: { readonly cwd?: string },
+  options: HookOptions,
+): E.Either<Failure<'io'>, string | undefined> => {
+  if (options.directory !== undefined && isAbsolute(options.directory)) return E.right(undefined);
+  // The payload's working directory is where the agent runs; a relative one means nothing here.
+  const cwd = event.cwd !== undefined && isAbsolute(event.cwd) ? event.cwd : options.cwd;
+  return resolveProjectDirectory({
+    ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+};
+
+/**
  * Where the sessions of an event are: under its project, whatever directory the agent is in
- * now; or why there is none (no directory to find it from).
+ * now, or in an absolute folder; or why there is none (no directory to find it from).
  */
 const sessionOptions = (
   event: { readonly cwd?: string },
   options: HookOptions,
-): E.Either<Failure<'io'>, Omit<SessionOptions, 'create'>> => {
-  // The payload's working directory is where the agent runs; a relative one means nothing here.
-  const cwd = event.cwd !== undefined && isAbsolute(event.cwd) ? event.cwd : options.cwd;
-  return E.map((project: string) => ({
-    cwd: project,
+): E.Either<Failure<'io'>, Omit<SessionOptions, 'create'>> =>
+  E.map((project: string | undefined) => ({
+    ...(project === undefined ? {} : { cwd: project }),
     ...(options.directory === undefined ? {} : { directory: options.directory }),
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
     ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
     ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
-  }))(
-    resolveProjectDirectory({
-      ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
-      ...(cwd === undefined ? {} : { cwd }),
-    }),
-  );
-};
+  }))(projectOf(event, options));
 
 const settingsOf = (options: HookOptions): HookSettings => ({
   timeoutMs: options.pendingTimeoutMs ?? DEFAULT_PENDING_TIMEOUT_MS,
