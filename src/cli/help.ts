@@ -179,7 +179,7 @@ Tools:
   invalidate_fact    {sessionId, subject, relation, at?}: close a (subject, relation) pair
 Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sessionId}`,
     footer:
-      'Exit status: 0 when the client closes the connection, 1 for a usage error or a store that\ncannot be used.',
+      'Exit status: 0 when the client closes the connection; 1 for a usage error, a store that cannot\nbe used, standard input that is a folder, or a message over 16 MiB (message_too_large).',
   },
   hook: {
     synopsis: 'hook [options]',
