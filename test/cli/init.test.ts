@@ -430,6 +430,29 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(new Set([HOOK]));
   });
 
+  it('claude: warns when package.json installs the package from a file outside the project, which no clone has', async () => {
+    const project = tempDir('init-outside-');
+    installInto(project);
+    const manifest = (spec: string) =>
+      writeFileSync(
+        join(project, 'package.json'),
+        JSON.stringify({ name: 'app', devDependencies: { 'session-fact-tracker': spec } }),
+      );
+    manifest('file:../tools/session-fact-tracker-0.1.0.tgz');
+    const outside = await init(project, 'claude');
+    expect(outside.status).toBe(0);
+    expectPortable(project);
+    expect(outside.stderr).toBe(
+      'fact-tracker init: warning: package.json installs session-fact-tracker from file:../tools/session-fact-tracker-0.1.0.tgz, outside the project: a clone elsewhere cannot install it, so these settings would run nothing there. Copy the tarball into the project, commit it and install it from there (npm install --save-dev ./vendor/session-fact-tracker-0.1.0.tgz)\n',
+    );
+    // From inside the project every clone has the file: nothing to say.
+    manifest('file:vendor/session-fact-tracker-0.1.0.tgz');
+    expect((await init(project, 'claude')).stderr).toBe('');
+    // This machine's path is said so already: the settings are not meant for a clone.
+    manifest('file:/opt/session-fact-tracker-0.1.0.tgz');
+    expect((await init(project, 'claude', '--node')).stderr).toBe('');
+  });
+
   it('refuses a store with a password put by hand into the settings, as --store does, writing and printing nothing of it', async () => {
     const project = tempDir('init-kept-');
     expect((await init(project, 'claude', '--store', 'postgres://agent@db.internal/memory')).status).toBe(0);

@@ -21,7 +21,7 @@ import type { InitCommand } from '../command.js';
 import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
-import { chooseVia, hasInstalledBinary } from '../init/install.js';
+import { chooseVia, hasInstalledBinary, outsideFileWarning, selectOutsideFileSpec } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
 import { findDuplicateKey } from '../../base/jsonKeys.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
@@ -470,6 +470,9 @@ const writeSettings = (
     io.stderr(
       `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
     );
+  // The portable form is meant to be committed: a clone must be able to install what it runs.
+  const outside = via === 'npx' ? selectOutsideFileSpec(project) : undefined;
+  if (outside !== undefined) io.stderr(`fact-tracker init: warning: ${outsideFileWarning(outside)}\n`);
   // The store was checked to hold no password (`checkStore`): naming it shows no secret.
   const sessions = store === undefined ? '.fact-tracker/sessions/' : `${store} unless ${STORE_VARIABLE} names another`;
   io.stdout(`\n${nextSteps(command.host, sessions)}\n`);

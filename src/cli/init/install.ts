@@ -5,7 +5,7 @@
  * machine only.
  */
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isRecord } from '../../base/record.js';
 import { isOutsideFailure } from '../boundary.js';
 import { readManifest } from './projectFile.js';
@@ -40,3 +40,33 @@ export const isInstalledIn = (project: string): boolean => {
 /** How the settings run the package: as asked, else the portable `npx` where it is installed in the project. */
 export const chooseVia = (project: string, asked: 'node' | 'npx' | undefined): 'node' | 'npx' =>
   asked ?? (isInstalledIn(project) ? 'npx' : 'node');
+
+/** The dependency fields of a manifest that may name the package. */
+const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'optionalDependencies'] as const;
+
+/**
+ * The `file:` spec `project`'s `package.json` installs this package from, when its file lies
+ * outside the project (`file:../tools/session-fact-tracker-0.1.0.tgz`, an absolute or a `~`
+ * path): no clone elsewhere has that file, so its `npm install` fails and committed settings run
+ * nothing there. Undefined for a spec inside the project, any other spec, or no manifest.
+ */
+export const selectOutsideFileSpec = (project: string): string | undefined => {
+  const manifest = readManifest(project);
+  if (!isRecord(manifest)) return undefined;
+  for (const field of DEPENDENCY_FIELDS) {
+    const dependencies = manifest[field];
+    const spec = isRecord(dependencies) ? dependencies[PACKAGE_NAME] : undefined;
+    if (typeof spec !== 'string' || !spec.startsWith('file:')) continue;
+    const path = spec.slice('file:'.length);
+    const inside = relative(project, resolve(project, path));
+    if (path.startsWith('~') || isAbsolute(inside) || inside === '..' || inside.startsWith(`..${sep}`)) return spec;
+  }
+  return undefined;
+};
+
+/** What `init` tells a project whose package.json installs the package from `spec`, outside it. */
+export const outsideFileWarning = (spec: string): string => {
+  const file = basename(spec.slice('file:'.length));
+  const tarball = /\.(tgz|tar\.gz)$/u.test(file) ? file : 'session-fact-tracker-VERSION.tgz';
+  return `package.json installs ${PACKAGE_NAME} from ${spec}, outside the project: a clone elsewhere cannot install it, so these settings would run nothing there. Copy the tarball into the project, commit it and install it from there (npm install --save-dev ./vendor/${tarball})`;
+};
