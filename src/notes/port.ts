@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { refuseArgument } from '../base/describe.js';
-import { clipEnd } from '../base/text.js';
+import { clipEndRedacted, redactSecrets } from '../base/secrets.js';
 import { failure } from '../base/failure.js';
 import { type CategorizedFact, type ModelFailure, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
@@ -78,9 +78,14 @@ const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyAr
       };
 };
 
-/** The failure as an event keeps it: its message clipped (a recorded error may be any size). */
+/**
+ * The failure as an event keeps it: its message clipped (a recorded error may be any size) and
+ * its secrets redacted, before the clip and of what the clip makes, as a fact's are: a model
+ * client may quote the request it failed on (a key in its URL or header, a prompt holding a
+ * token the user pasted).
+ */
 const bounded = ({ code, message }: ModelFailure): ModelFailure =>
-  failure(code, clipEnd(message, NOTES_LIMITS.messageLength));
+  failure(code, clipEndRedacted(redactSecrets(message), NOTES_LIMITS.messageLength));
 
 /** `outcome`, refused with a TypeError when it is no Either (null from an unset variable). */
 const checkedOutcome = (outcome: ModelOutcome): ModelOutcome =>

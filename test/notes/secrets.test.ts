@@ -11,6 +11,8 @@ import { normalizeFactText, NOTES_LIMITS } from '../../src/notes/model.js';
 import { parseNotableFactsResponse, parseNotableFactsResponseWithWarnings } from '../../src/notes/parse.js';
 import { memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { settleExtraction, settleProfileRewrite } from '../../src/notes/port.js';
+import { failure } from '../../src/base/failure.js';
 import { HARMLESS, SECRETS, secretPart } from '../fixtures/secrets.js';
 
 const answer = (...facts: ReadonlyArray<string>): string =>
@@ -213,5 +215,34 @@ describe('a text a clip cuts', () => {
     });
     expect(messages.every((message) => /^none of the \d entries is a usable fact/u.test(message))).toBe(true);
     expect(messages.map((message) => findSecret(message))).toEqual(messages.map(() => undefined));
+  });
+});
+
+describe('a model call that fails', () => {
+  // An HTTP client may quote the request it failed on (a key in its URL or header, the prompt
+  // holding a token the user pasted): the failure it rejects with is what the event keeps.
+  it.each(SECRETS)('is recorded with %s redacted in its message', async (shape, secret) => {
+    const complete = async (): Promise<string> => {
+      throw new Error(`request failed (401): ${secret} was refused`);
+    };
+    const tracker = createNotableFactsTracker({ complete, consolidateWithModel: true });
+    tracker.recordUserMessage('maya', 's1', 'Here is what the deploy needs.');
+    await tracker.settled();
+    const failed = tracker.events().filter((event) => event.type === 'notes/extractionFailed');
+    expect(failed.map((event) => event.code)).toEqual(['model_error']);
+    expect(failed[0]!.message).toContain(`[redacted: ${shape}]`);
+    expect(JSON.stringify(tracker.events())).not.toContain(secretPart(secret));
+    await tracker.close();
+  });
+
+  it('keeps no secret a cut of its message makes', () => {
+    // A word character glued after it makes it no key; the clip to 500 cuts that end off.
+    const message = `${'request failed '.repeat(30)}sk_live_${'a1B2c3D4e5'.repeat(4)}_prod`;
+    expect(message.length).toBeGreaterThan(NOTES_LIMITS.messageLength);
+    expect(findSecret(message)).toBeUndefined();
+    const failed = E.left(failure('model_error', message));
+    const event = settleExtraction({ user: 'maya', session: 's1' }, failed, 0, ['Logistics']);
+    const rewrite = settleProfileRewrite('maya', failed, 0, ['Logistics']);
+    for (const value of [event, rewrite]) expect(findSecret(JSON.stringify(value))).toBeUndefined();
   });
 });
