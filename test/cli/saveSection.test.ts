@@ -334,17 +334,20 @@ describe('--save into a saved state another command wrote', () => {
     expect(existsSync(fresh)).toBe(false);
   });
 
-  it('saves no empty ledger over the notes there from an empty conversation log (nothing piped in, a blank file)', async () => {
+  it('saves no empty ledger over the notes there from a conversation log that notes nothing (nothing piped in, a blank file, assistant messages only)', async () => {
     const { file, before, blank } = copiedBesideBlank((await savedStates()).notesOnly);
-    for (const [args, input] of [
-      [['notes', 'replay', '-', '--save', file], ''],
-      [['notes', 'replay', blank, '--json', '--save', file], undefined],
+    for (const [args, input, reason] of [
+      [['notes', 'replay', '-', '--save', file], '', 'the conversation log holds no line'],
+      [['notes', 'replay', blank, '--json', '--save', file], undefined, 'the conversation log holds no line'],
+      // Lines that apply, yet note nothing: the assistant's replies alone start no extraction.
+      [
+        ['notes', 'replay', '-', '--save', file],
+        '{"type":"assistant","user":"maya","session":"s1","text":"Welcome back."}\n',
+        'the conversation log holds no user message, extraction, end of stage or rewrite, only assistant messages',
+      ],
     ] as const) {
       const run = await runCliHere(args, input);
-      expect([run.status, run.stderr]).toEqual([
-        1,
-        `fact-tracker notes: nothing saved into ${file}: the conversation log holds no line\n`,
-      ]);
+      expect([run.status, run.stderr]).toEqual([1, `fact-tracker notes: nothing saved into ${file}: ${reason}\n`]);
     }
     expect(readFileSync(file, 'utf8')).toBe(before);
     expect(sectionsOf(file).notes).toBe(13);

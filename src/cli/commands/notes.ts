@@ -217,10 +217,18 @@ export const renderNotesReplay = (
   ].join('\n\n');
 };
 
+/** Why a log whose lines made no step saves nothing, as the line says it. */
+const nothingToSave = ({ errors, summary }: NotesReplayReport): string =>
+  summary.assistantMessages > 0
+    ? 'the conversation log holds no user message, extraction, end of stage or rewrite, only assistant messages'
+    : errors.length > 0
+      ? 'no line of the conversation log could be applied'
+      : 'the conversation log holds no line';
+
 /**
- * Saves the ledger into FILE, unless no line of the log applied: a log of rejected lines only
- * (a file given by mistake) or of no line at all (nothing piped in, a blank file) would save an
- * empty ledger over the notes there.
+ * Saves the ledger into FILE, unless no line of the log made a step: a log of rejected lines
+ * only (a file given by mistake), of no line at all (nothing piped in, a blank file) or of the
+ * assistant's replies alone would save an empty ledger over the notes there.
  */
 const save = (
   io: CliIo,
@@ -230,9 +238,7 @@ const save = (
   file === undefined
     ? TE.right(result)
     : result.report.steps.length === 0
-      ? TE.left(
-          `nothing saved into ${file}: ${result.report.errors.length > 0 ? 'no line of the conversation log could be applied' : 'the conversation log holds no line'}`,
-        )
+      ? TE.left(`nothing saved into ${file}: ${nothingToSave(result.report)}`)
       : pipe(
           saveSection(io, file, { kind: 'notes', ledger: result.ledger }),
           TE.map(() => result),
