@@ -351,6 +351,33 @@ describe.concurrent('broken files', () => {
     expect(again.backup).not.toBe(error.backup);
   });
 
+  it('reports a file nested deeper than any context file is as corrupt, never as a bug, on load and on a write', async () => {
+    const repo = makeRepo();
+    const stored = encodeContextFile({
+      kind: 'planning',
+      contexts: [emptySharedContext({ repo: 'r', branch: 'main', workstreamId: 'default' })],
+    });
+    // Valid JSON that the parser reads but that nothing can walk or write back: a hand edit's annotation.
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const text = JSON.stringify(stored, null, 2).replace(
+      '"feature_request"',
+      `"owner": ${deep},\n      "feature_request"`,
+    );
+    writeFiles(repo, { 'data/context/planning_context.json': text });
+    const reported = errorOf(await loadContext(PLANNING(repo)));
+    expect(reported).toEqual({
+      code: 'corrupt',
+      message:
+        'data/context/planning_context.json: arrays and objects nested deeper than 512 levels (at line 11, column 525), which no context file holds: the file is corrupt (left as it is; the next write moves it aside)',
+    });
+    const error = errorOf(
+      await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
+    );
+    expect(error.code).toBe('corrupt');
+    expect(readFileSync(error.backup!, 'utf8')).toBe(text);
+    expect(existsSync(join(repo, ...CONTEXT_JSON))).toBe(false);
+  });
+
   it('refuses a file from a newer schema version, naming it and leaving it as it is', async () => {
     const repo = makeRepo();
     writeFiles(repo, {

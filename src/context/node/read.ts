@@ -19,7 +19,7 @@ import {
   type ContextKey,
   type QuarantinedContext,
 } from '../model.js';
-import { type FileLine, parseJsonText, withoutTrailingCommas } from '../jsonText.js';
+import { checkJsonNesting, type FileLine, parseJsonText, withoutTrailingCommas } from '../jsonText.js';
 import { decodeContextFile } from '../schema.js';
 import { redactSecrets } from '../secrets.js';
 import { formatBytes, readTextIfExists } from './files.js';
@@ -27,12 +27,17 @@ import { readBlob } from './git.js';
 import type { ConflictStages, Observed } from './snapshot.js';
 import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
 
-/** Decodes file text, or says why not (at a line of the file: `fileLine`); `decode` is the kind's decoder. */
+/** Decodes file text, or says why not (at a line of the file: `fileLine`), nested too deep included; `decode` is the kind's decoder. */
 export const decodeText = <T>(
   text: string,
   decode: (value: unknown) => E.Either<ContextError, T>,
   fileLine?: FileLine,
-): E.Either<ContextError, T> => pipe(parseJsonText(text, fileLine), E.chain(decode));
+): E.Either<ContextError, T> =>
+  pipe(
+    checkJsonNesting(text, fileLine),
+    E.chain(() => parseJsonText(text, fileLine)),
+    E.chain(decode),
+  );
 
 /** The workstreams of a file, each with its branch, for a message. */
 export const workstreamsOf = (file: ContextFile): ReadonlyArray<string> =>
