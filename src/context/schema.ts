@@ -148,7 +148,14 @@ const FileSchema = z.looseObject({
     const problem = recordedEvidencePathProblem(path);
     if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem });
   }),
-  lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u),
+  // So is a range that ends before it starts (`L40-L10`), which no check past the file's end could read.
+  lines: z
+    .string()
+    .regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u)
+    .superRefine((lines, issues) => {
+      const [start = 0, end = start] = (lines.match(/\d+/gu) ?? []).map(Number);
+      if (end < start) issues.addIssue({ code: 'custom', message: 'ends before it starts' });
+    }),
 });
 const ClaimSchema = z.looseObject({
   claim: line(L.claim),

@@ -351,6 +351,15 @@ describe('context files', () => {
         ),
       ),
     ).toBe('kept apart: contexts[0].checkpoint.git_head: not a commit id');
+    // A range no claim could record (a hand edit) is no pointer: the past-end check could not read it either.
+    const claimOver = (lines: string) => ({
+      ...context,
+      evidence_ledger: [{ claim: 'Implemented it', files: [{ path: 'src/a.ts', lines }], symbols: [] }],
+    });
+    expect(quarantineOf(decodeContextFile({ ...valid, contexts: [claimOver('L40-L10')] }, 'planning'))).toBe(
+      'kept apart: contexts[0].evidence_ledger[0].files[0].lines: ends before it starts',
+    );
+    expect(quarantineOf(decodeContextFile({ ...valid, contexts: [claimOver('L10-L10')] }, 'planning'))).toBe('decoded');
     expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe(
       'corrupt: schema_version is not a version number',
     );
