@@ -74,7 +74,7 @@ export const checkJsonNesting = (text: string, fileLine?: FileLine): E.Either<Co
     else if ((character === OPEN_ARRAY || character === OPEN_OBJECT) && ++depth > JSON_NESTING_MAX)
       return E.left(
         corrupt(
-          `arrays and objects nested deeper than ${JSON_NESTING_MAX} levels (at ${lineAndColumn(text, i, fileLine)}), which no context file holds: the file is corrupt`,
+          `arrays and objects nested deeper than ${JSON_NESTING_MAX} levels (at ${lineAndColumn(text, i, fileLine)}), which no file of the shared context holds: the file is corrupt`,
         ),
       );
   }

@@ -368,7 +368,7 @@ describe.concurrent('broken files', () => {
     expect(reported).toEqual({
       code: 'corrupt',
       message:
-        'data/context/planning_context.json: arrays and objects nested deeper than 512 levels (at line 11, column 525), which no context file holds: the file is corrupt (left as it is; the next write moves it aside)',
+        'data/context/planning_context.json: arrays and objects nested deeper than 512 levels (at line 11, column 525), which no file of the shared context holds: the file is corrupt (left as it is; the next write moves it aside)',
     });
     const error = errorOf(
       await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
