@@ -269,6 +269,25 @@ describe('a raw answer as it is kept', () => {
     expect(redactedOutput(kept)).toBe(kept);
   });
 
+  it.each([false, true])(
+    'keeps no secret escaped in a key given twice, whose value the parsed result no longer holds (a plain secret beside it: %s)',
+    (plain) => {
+      const summary = plain ? `Deployed with ${token}` : 'Deployed';
+      const raw = [
+        'BEGIN_DISPATCH_RESULT',
+        `{"task_id":"1","status":"completed","summary":"${escaped(token)}","summary":"${summary}","notes":{"key":"${escaped(token)}","key":1}}`,
+        'END_DISPATCH_RESULT',
+      ].join('\n');
+      const kept = redactedOutput(raw);
+      expect(kept).not.toContain(escaped(secretPart(token)));
+      expect(
+        kept.replace(/\\u([0-9a-f]{4})/giu, (_, code: string) => String.fromCharCode(parseInt(code, 16))),
+      ).not.toContain(secretPart(token));
+      expect(factsOf(kept)).toEqual(factsOf(raw));
+      expect(redactedOutput(kept)).toBe(kept);
+    },
+  );
+
   it('never keeps a secret of an answer, and keeps one without an escape as the text scan leaves it', () => {
     fc.assert(
       fc.property(fc.string(), fc.boolean(), fc.boolean(), (text, fence, withToken) => {

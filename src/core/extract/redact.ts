@@ -3,8 +3,8 @@
  * secrets redacted (`base/secrets.ts`). A JSON escape can hide a secret from a scan of the text
  * as written: a letter written `\u0067`, a key block's line breaks written `\n`, a tab after
  * `Bearer` written `\t`, a URL's slashes written `\/`. So a result block whose parsed value
- * holds a secret is written again from its redacted value (what is kept reads back as the same
- * result), and any other text whose escapes hide one is kept with its escapes read and the
+ * holds a secret, or whose text hides one its value does not (a key given twice), is written
+ * again from its redacted value (what is kept reads back as the same result), and any other text whose escapes hide one is kept with its escapes read and the
  * secret redacted. Any other text is kept as it came.
  */
 import * as E from 'fp-ts/lib/Either.js';
@@ -43,16 +43,18 @@ const keptText = (text: string): string => {
 };
 
 /**
- * A result block's body whose parsed `value` holds a secret, redacted: as written when that
- * gives the value redacted (the secret was plain in the text), else written again from the
- * redacted value.
+ * A result block's body, redacted: as written when that gives its parsed `value` redacted and
+ * its escapes hide no secret, else written again from the redacted value. The text can hold
+ * what the value does not: a key given twice, whose earlier value parsing drops, may hide a
+ * secret behind its escapes.
  */
 const keptBlock = (body: string, value: unknown): string => {
   const clean = withoutSecrets(value);
   const written = redactSecrets(body);
-  if (clean === value) return written;
+  const hides = findSecret(readEscapes(written)) !== undefined;
+  if (clean === value && !hides) return written;
   const json = JSON.stringify(clean);
-  return JSON.stringify(blockValue(written)) === json ? written : `${json}\n`;
+  return !hides && JSON.stringify(blockValue(written)) === json ? written : `${json}\n`;
 };
 
 /** `raw` with its secrets redacted, those its JSON escapes hide included. */
