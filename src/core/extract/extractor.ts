@@ -121,6 +121,11 @@ export interface CappedExtraction extends Extraction {
   readonly pastCap: ReadonlyArray<Pick<SessionFact, 'subject' | 'relation'>>;
 }
 
+/** The registered rules, which build their drafts as plain data: reading them once again would double a large result's cost. */
+const REGISTERED_RULES: ReadonlySet<unknown> = new Set([...defaultImplementerRules, ...defaultReviewerRules]);
+
+const isRegisteredRule = (rule: unknown): boolean => REGISTERED_RULES.has(rule);
+
 const runRules = <Result>(
   rules: ReadonlyArray<ExtractionRule<Result>>,
   maxFacts: number,
@@ -159,8 +164,12 @@ const runRules = <Result>(
   for (const rule of rules) {
     let drafts: ReadonlyArray<FactDraft>;
     try {
-      drafts = rule.extract(result, context);
-      if (!Array.isArray(drafts)) throw new Error('the rule did not return an array');
+      const proposed = rule.extract(result, context);
+      if (!Array.isArray(proposed)) throw new Error('the rule did not return an array');
+      // A rule of the caller's is read once into plain data (`readOnce`), inside its isolation: a
+      // draft whose getter or Proxy trap throws, or a list with a hole however long, is the rule's
+      // failure, and a field that would answer differently twice is kept as it was checked.
+      drafts = isRegisteredRule(rule) ? proposed : (readOnce(proposed) as ReadonlyArray<FactDraft>);
     } catch (error) {
       warnings.push(`rule ${String(rule?.name)} failed: ${describe(error)}`);
       continue;

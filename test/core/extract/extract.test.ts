@@ -8,6 +8,7 @@ import {
   extractFromImplementer,
   extractFromReviewer,
   type Extraction,
+  type FactDraft,
   type FactTag,
   type ImplementerResult,
   implementerRules,
@@ -1145,5 +1146,66 @@ describe('rules and createExtractor', () => {
     expect(extraction.warnings).toHaveLength(1);
     expect(extraction.warnings[0]).toContain('implementer.weird');
     expect(withRelation(extraction, 'summary')).toHaveLength(1);
+  });
+
+  it('isolates a rule whose drafts throw when read (a getter, a Proxy trap) or hold a hole, however long', () => {
+    const draft = { subject: 'src/a.ts', relation: 'owned_by', object: 'team a', tags: ['file_change'] as const };
+    const holey: FactDraft[] = [];
+    holey[4e9 - 1] = draft;
+    const proposals: ReadonlyArray<() => ReadonlyArray<FactDraft>> = [
+      () => [
+        {
+          ...draft,
+          get object(): string {
+            throw new Error('no object');
+          },
+        },
+      ],
+      () => [
+        new Proxy(draft, {
+          get: () => {
+            throw new Error('no field');
+          },
+        }),
+      ],
+      () => [
+        {
+          ...draft,
+          tags: new Proxy(['file_change' as const], {
+            get: () => {
+              throw new Error('no tags');
+            },
+          }),
+        },
+      ],
+      () => holey,
+    ];
+    for (const extract of proposals) {
+      const rule: ExtractionRule<ImplementerResult> = { name: 'implementer.owners', extract };
+      const extractor = createExtractor({ implementerRules: [...implementerRules, rule], reviewerRules });
+      const extraction = extractor.extractFromImplementer(implementerResult(), '3', AT);
+      expect(extraction.warnings).toEqual([expect.stringContaining('rule implementer.owners failed')]);
+      expect(withRelation(extraction, 'summary')).toHaveLength(1);
+      expect(withRelation(extraction, 'owned_by')).toEqual([]);
+    }
+  });
+
+  it('takes a draft as the rule proposed it, read once: a tag list that answers differently twice gives the tags checked', () => {
+    let reads = 0;
+    const tags = new Proxy(['file_change'], {
+      get: (target, key, receiver) => {
+        if (key !== '0') return Reflect.get(target, key, receiver) as unknown;
+        reads += 1;
+        return reads === 1 ? 'file_change' : 'nonsense';
+      },
+    }) as FactTag[];
+    const rule: ExtractionRule<ImplementerResult> = {
+      name: 'implementer.owners',
+      extract: () => [{ subject: 'src/a.ts', relation: 'owned_by', object: 'team a', tags }],
+    };
+    const extractor = createExtractor({ implementerRules: [...implementerRules, rule], reviewerRules });
+    const extraction = extractor.extractFromImplementer(implementerResult(), '3', AT);
+    expect(extraction.warnings).toEqual([]);
+    expect(withRelation(extraction, 'owned_by').map((fact) => fact.tags)).toEqual([['file_change']]);
   });
 });
