@@ -1,6 +1,7 @@
 /**
  * The dispatch result contract (v1), as one zod schema per role. The same schemas validate
- * input and generate the JSON Schema that orchestrators hand to agents, so the two never drift.
+ * input and generate the JSON Schema that orchestrators hand to agents, so the two never drift;
+ * the exported ones are twins built alike, so that a caller's change reaches neither.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
@@ -9,38 +10,53 @@ import { readInput } from '../../base/record.js';
 import { formatIssues, quoteValue } from '../../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
-const TestRunSchema = z.object({
-  command: z.string(),
-  passed: z.boolean(),
-  failures: z.array(z.string()).optional(),
-});
+const testRunSchema = () =>
+  z.object({
+    command: z.string(),
+    passed: z.boolean(),
+    failures: z.array(z.string()).optional(),
+  });
 
-const ReviewIssueSchema = z.object({
-  severity: z.enum(['critical', 'important', 'minor']),
-  file: z.string().optional(),
-  message: z.string(),
-  fix: z.string(),
-});
+const reviewIssueSchema = () =>
+  z.object({
+    severity: z.enum(['critical', 'important', 'minor']),
+    file: z.string().optional(),
+    message: z.string(),
+    fix: z.string(),
+  });
 
-/** The implementer's result. `files_modified` is accepted as an older name of `files_changed`. */
-export const ImplementerResultSchema = z.object({
-  task_id: z.string(),
-  status: z.enum(['completed', 'blocked', 'failed']),
-  summary: z.string(),
-  files_changed: z.array(z.string()).optional(),
-  files_modified: z.array(z.string()).optional(),
-  tests: z.array(TestRunSchema).optional(),
-  follow_up_actions: z.array(z.string()).optional(),
-});
+const implementerResultSchema = () =>
+  z.object({
+    task_id: z.string(),
+    status: z.enum(['completed', 'blocked', 'failed']),
+    summary: z.string(),
+    files_changed: z.array(z.string()).optional(),
+    files_modified: z.array(z.string()).optional(),
+    tests: z.array(testRunSchema()).optional(),
+    follow_up_actions: z.array(z.string()).optional(),
+  });
 
-/** The reviewer's result. */
-export const ReviewerResultSchema = z.object({
-  task_id: z.string(),
-  assessment: z.enum(['approved', 'needs_changes', 'blocked']),
-  strengths: z.array(z.string()).optional(),
-  issues: z.array(ReviewIssueSchema).optional(),
-  required_fixes: z.array(z.string()).optional(),
-});
+const reviewerResultSchema = () =>
+  z.object({
+    task_id: z.string(),
+    assessment: z.enum(['approved', 'needs_changes', 'blocked']),
+    strengths: z.array(z.string()).optional(),
+    issues: z.array(reviewIssueSchema()).optional(),
+    required_fixes: z.array(z.string()).optional(),
+  });
+
+/**
+ * The implementer's result. `files_modified` is accepted as an older name of `files_changed`.
+ * Yours to extend: the library validates with a schema of its own, built alike, since a zod
+ * schema cannot be frozen and a change to its `shape` would reach every later validation.
+ */
+export const ImplementerResultSchema = implementerResultSchema();
+
+/** The reviewer's result. Yours to extend, as `ImplementerResultSchema` is. */
+export const ReviewerResultSchema = reviewerResultSchema();
+
+/** The schemas the library validates with and publishes, out of every caller's reach. */
+const CONTRACT = { implementer: implementerResultSchema(), reviewer: reviewerResultSchema() } as const;
 
 /** An implementer dispatch result (contract v1). */
 export type ImplementerResult = z.infer<typeof ImplementerResultSchema>;
@@ -51,8 +67,8 @@ export type DispatchResult = ImplementerResult | ReviewerResult;
 
 /** The contract of `role`; a role that is neither is the caller's mistake, refused by name rather than read as a reviewer. */
 const schemaFor = (role: SourceRole) => {
-  if (role === 'implementer') return ImplementerResultSchema;
-  if (role === 'reviewer') return ReviewerResultSchema;
+  if (role === 'implementer') return CONTRACT.implementer;
+  if (role === 'reviewer') return CONTRACT.reviewer;
   throw new TypeError(`unknown role ${quoteValue(role)}: expected implementer or reviewer`);
 };
 

@@ -1,10 +1,15 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   type ContractError,
+  dispatchResultJsonSchema,
   type ImplementerResult,
+  ImplementerResultSchema,
   parseDispatchOutput,
+  parseDispatchResult,
   type ReviewerResult,
+  ReviewerResultSchema,
   type SourceRole,
 } from '../../../src/index.js';
 
@@ -384,5 +389,31 @@ describe('parseDispatchOutput: block pairing', () => {
 
   it('tolerates a fence that is opened but never closed', () => {
     expect(expectRight(block(['```json', json(implementer)].join('\n')), 'implementer')).toEqual(implementer);
+  });
+});
+
+describe('the exported contract schemas', () => {
+  it('are the callers’ to change: a change to one reaches no later validation or JSON Schema of the library', () => {
+    const schemas = {
+      implementer: dispatchResultJsonSchema('implementer'),
+      reviewer: dispatchResultJsonSchema('reviewer'),
+    };
+    const implementerShape = ImplementerResultSchema.shape as Record<string, unknown>;
+    const reviewerShape = ReviewerResultSchema.shape as Record<string, unknown>;
+    const [summary, assessment] = [implementerShape['summary'], reviewerShape['assessment']];
+    try {
+      implementerShape['summary'] = z.number();
+      reviewerShape['assessment'] = z.literal('rubber-stamped');
+      expect(parseDispatchResult(implementer, 'implementer')).toEqual(E.right(implementer));
+      expect(parseDispatchResult(reviewer, 'reviewer')).toEqual(E.right(reviewer));
+      expect(expectRight(block(json(implementer)), 'implementer')).toEqual(implementer);
+      expect(dispatchResultJsonSchema('implementer')).toEqual(schemas.implementer);
+      expect(dispatchResultJsonSchema('reviewer')).toEqual(schemas.reviewer);
+      // The caller's copy does take the change.
+      expect(ImplementerResultSchema.safeParse(implementer).success).toBe(false);
+    } finally {
+      implementerShape['summary'] = summary;
+      reviewerShape['assessment'] = assessment;
+    }
   });
 });
