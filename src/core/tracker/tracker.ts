@@ -127,7 +127,8 @@ export interface FactTracker {
   /**
    * Records a task's prompt as context for the facts its dispatches will produce, at `at`
    * (default: the clock), without compiling a section: what `compilePrompt` does to the state.
-   * A task id that is not one or a blank prompt records nothing.
+   * A blank prompt records nothing; a task id no task record can hold (empty, past 50
+   * characters, holding a secret) is refused with `invalid_input`, as `compilePrompt` refuses it.
    */
   recordPrompt(taskId: string, taskPrompt: string, at?: number): E.Either<TrackerError, void>;
   /** Closes the valid facts of (subject, relation) at `at` (default: the clock) and returns them. */
@@ -434,6 +435,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     previewPrompt: (input) => compile(input, false),
     recordPrompt: (taskId, taskPrompt, at) =>
       guard(() => {
+        // An id no task record can hold is refused as compilePrompt refuses it, not dropped unsaid.
+        const id = normalizeTaskId(taskId);
+        if (E.isLeft(id)) return E.left(invalidInput(id.left));
         const time = timeOf(at);
         if (E.isLeft(time)) return time;
         const [state, events] = recordPrompt(shell.getState(), { taskId, taskPrompt, at: time.right });

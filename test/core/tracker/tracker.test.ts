@@ -704,6 +704,19 @@ describe('tracker properties', () => {
     );
   });
 
+  it('recordPrompt refuses a task id compilePrompt refuses, with the same invalid_input, and records nothing', () => {
+    const tracker = createFactTracker({ clock: () => 5 });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    const before = tracker.getSnapshot();
+    for (const taskId of ['', '   ', 'x'.repeat(60), `ghp_${'a1B2c3D4e5'.repeat(4)}`, 2.5]) {
+      const recorded = tracker.recordPrompt(taskId as string, 'Fix the naming in src/a.ts', 5);
+      const compiled = tracker.previewPrompt({ taskId: taskId as string, taskPrompt: 'Fix the naming in src/a.ts' });
+      expect(recorded).toEqual(E.left(expect.objectContaining({ code: 'invalid_input' })));
+      expect(E.isLeft(recorded) && recorded.left.message).toBe(compiled.error?.message);
+    }
+    expect(tracker.getSnapshot()).toBe(before);
+  });
+
   it('recordPrompt changes the store exactly as compilePrompt of the same prompt at the same time does', () => {
     const prompt = fc.record({
       taskId: fc.constantFrom('1', '2', 'task-3', '', ' 4 ', 'x'.repeat(60)),
