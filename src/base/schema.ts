@@ -4,7 +4,7 @@
  * names the offending field this way.
  */
 import type { z } from 'zod';
-import { clipEnd } from './text.js';
+import { clipEndRedacted, withoutSecrets } from './secrets.js';
 
 /** A zod issue path as code would write it: `a.b[0].c`, or `(root)` for the document itself. */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
@@ -56,12 +56,14 @@ const QUOTE_LIMIT = 80;
 /**
  * A value as JSON for a message, clipped; its kind in words when it has no JSON form. A number
  * that is not finite (`1e400` parses to Infinity) is named as such: JSON would write it as null.
+ * A secret in it is redacted before the clip, which could otherwise keep a part of one no shape
+ * matches: the value may be anything an input held, and the message is printed and kept.
  */
 export const quoteValue = (value: unknown): string => {
   if (typeof value === 'number' && !Number.isFinite(value)) return `${String(value)} (not a finite number)`;
   try {
-    const json = JSON.stringify(value);
-    return json === undefined ? describeKind(value) : clipEnd(json, QUOTE_LIMIT);
+    const json = JSON.stringify(withoutSecrets(value));
+    return json === undefined ? describeKind(value) : clipEndRedacted(json, QUOTE_LIMIT);
   } catch {
     return describeKind(value);
   }

@@ -14,7 +14,8 @@ import { refuseLineArguments } from '../../base/describe.js';
 import { exceedsJsonDepth, parseJson } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
-import { clipEnd, isBlank } from '../../base/text.js';
+import { clipEndRedacted, redactSecrets } from '../../base/secrets.js';
+import { isBlank } from '../../base/text.js';
 import { parseEventTime, timeAfter } from '../../base/time.js';
 import {
   FACT_TAGS,
@@ -369,7 +370,13 @@ export const parseHistoryLine = (
       return plain !== undefined ? E.right(plain) : decodeEvent(fields, line, previousAt);
     }),
     E.bimap(
-      (problem): HistoryLineError => ({ line, code: problem.code, message: clipEnd(problem.message, MESSAGE_LIMIT) }),
+      // A message quotes the line's values (a time as given, whole): a token there is redacted
+      // before the clip, which could keep a part of it, as the report prints it and a session keeps it.
+      (problem): HistoryLineError => ({
+        line,
+        code: problem.code,
+        message: clipEndRedacted(redactSecrets(problem.message), MESSAGE_LIMIT),
+      }),
       (event) => event as HistoryEvent,
     ),
   );

@@ -3,6 +3,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { FACT_TAGS, parseEventTime, parseHistory } from '../../../src/index.js';
 import { decodeEvent, plainEvent } from '../../../src/core/history/events.js';
+import { findSecret } from '../../../src/base/secrets.js';
+import { SECRETS } from '../../fixtures/secrets.js';
 
 const history = (...lines: ReadonlyArray<unknown>): string =>
   lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
@@ -182,6 +184,27 @@ describe('parseHistory', () => {
     expect(parsed.errors[13]?.message).toContain('layout is not one of lines, grouped');
     expect(parsed.errors[16]?.message).toContain('at ');
     expect(parsed.events.map((event) => event.line)).toEqual([18]);
+  });
+
+  it('quotes no secret of a rejected line in its message, nor the part of one a quote keeps', () => {
+    for (const [, secret] of SECRETS) {
+      const parsed = parseHistory(
+        history(
+          { type: secret },
+          { type: 'dispatch', role: secret, taskId: '1', output: 'x' },
+          { type: 'prompt', taskId: '1', taskPrompt: 'x', maxFacts: secret },
+          { type: 'compact', maxFacts: 1, at: secret },
+          // A time is quoted whole, and the message then clipped.
+          { type: 'compact', maxFacts: 1, at: `${'9'.repeat(300)} ${secret}` },
+        ),
+      );
+      expect(parsed.errors.map((error) => error.line)).toEqual([1, 2, 3, 4, 5]);
+      for (const { message } of parsed.errors) expect(findSecret(message), message).toBeUndefined();
+    }
+    // Past the 80 characters a quote keeps, the token clipped would be whole no longer, but a part of it.
+    const token = SECRETS.find(([name]) => name === 'a GitHub token')![1];
+    const { errors } = parseHistory(history({ type: `${'x'.repeat(60)} ${token}` }));
+    expect(errors[0]?.message).not.toContain(token.slice(0, 12));
   });
 
   it('reads a subject, relation or task id of invisible characters only (U+200B, U+2060, U+FEFF) as empty, as a blank one', () => {
