@@ -686,4 +686,25 @@ describe('texts a clip cuts for a table or a prompt line', () => {
     }
     expect(runs[1]!.stdout).toContain('task prompt: Rotate the deploy key [redacted: a GitHub token]');
   });
+
+  it('explains a prompt holding a whole token with the token redacted, as the store keeps the prompt, in text and JSON', async ({
+    expect,
+  }) => {
+    const token = `ghp_${generated.slice(0, 36)}`;
+    const file = join(workDir, 'prompt-secret.jsonl');
+    writeFileSync(
+      file,
+      `${JSON.stringify({ type: 'prompt', taskId: '2', at: 2_000, taskPrompt: `Use ${token} to deploy` })}\n`,
+    );
+    const runs = await Promise.all([
+      runCliHere(['explain', file, '--line', '1']),
+      runCliHere(['explain', file, '--line', '1', '--json']),
+    ]);
+    for (const run of runs) {
+      expect(run.status).toBe(0);
+      expect(run.stdout).not.toContain(token);
+    }
+    expect(runs[0]!.stdout).toContain('task prompt: Use [redacted: a GitHub token] to deploy');
+    expect(JSON.parse(runs[1]!.stdout).taskPrompt).toBe('Use [redacted: a GitHub token] to deploy');
+  });
 });

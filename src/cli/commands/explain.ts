@@ -3,6 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { redactSecrets } from '../../base/secrets.js';
 import { isBlankLine, parseHistoryLine } from '../../core/history/events.js';
 import type { HistoryLine } from '../../core/history/lines.js';
 import { explainPromptAt, type ReplayResult } from '../../core/replay/replay.js';
@@ -55,7 +56,8 @@ const viewOf = (
     ? E.left(notAPrompt(command, text, result))
     : E.right({
         line: retrieval.line,
-        taskPrompt: retrieval.taskPrompt,
+        // As the store keeps it and the ranking read it: a token pasted into a prompt is no word to show.
+        taskPrompt: redactSecrets(retrieval.taskPrompt),
         query: retrieval.query,
         decisions: decisions.value,
         rejected: errorsOmitted === undefined ? { errors } : { errors, errorsOmitted },
