@@ -384,7 +384,12 @@ export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> =
 
 /** True when a table header line names the server's table or one below it. */
 const isServerTable = (name: string): boolean => {
-  const unquoted = name.replace(/\s*\.\s*/gu, '.').replace(/"([^"]*)"|'([^']*)'/gu, (_, a, b) => String(a ?? b));
+  // Each run of spaces matched once, then dropped beside a dot: `\s*\.\s*` went over a run again
+  // from each of its places, seconds for a header of many spaces (a quoted key), as valid as any.
+  const dotted = name.replace(/\s+/gu, (run: string, at: number) =>
+    name[at - 1] === '.' || name[at + run.length] === '.' ? '' : run,
+  );
+  const unquoted = dotted.replace(/"([^"]*)"|'([^']*)'/gu, (_, a, b) => String(a ?? b));
   return unquoted === `mcp_servers.${SERVER_NAME}` || unquoted.startsWith(`mcp_servers.${SERVER_NAME}.`);
 };
 
@@ -484,7 +489,8 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
       return E.left(
         `it defines mcp_servers.${SERVER_NAME} without a [mcp_servers.${SERVER_NAME}] table; edit it by hand`,
       );
-    const body = text.replace(/\s*$/u, '');
+    // Not `replace(/\s*$/u)`, which goes over a run of blank space again from each of its places.
+    const body = text.trimEnd();
     edited = `${body === '' ? '' : `${body}\n\n`}${table}\n`;
   } else {
     let end = start + 1;

@@ -7,8 +7,12 @@
 /** Inside a multi-line string, and which one; or outside any. */
 type StringState = '"""' | "'''" | undefined;
 
-/** A header line: `[name]` or `[[name]]`, a comment after it. */
-const TABLE_HEADER = /^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(?:#.*)?$/u;
+/**
+ * A header line: `[name]` or `[[name]]`, a comment after it; the name is trimmed apart. No two
+ * parts of the pattern match the same spaces: `\s*` around a lazy name went back over a line of
+ * spaces for every split of them, seconds for a few thousand in a line a repository may hold.
+ */
+const TABLE_HEADER = /^\s*\[\[?([^\]]*)\]\]?\s*(?:#.*)?$/u;
 
 /**
  * The index just past the delimiter that closes the multi-line string `delimiter` in `line` from
@@ -65,7 +69,7 @@ const stateAfter = (line: string, state: StringState): StringState => {
 export const tableHeaders = (lines: ReadonlyArray<string>): ReadonlyArray<string | undefined> => {
   let state: StringState;
   return lines.map((line) => {
-    const header = state === undefined ? TABLE_HEADER.exec(line)?.[1] : undefined;
+    const header = state === undefined ? TABLE_HEADER.exec(line)?.[1]?.trim() : undefined;
     state = stateAfter(line, state);
     return header;
   });

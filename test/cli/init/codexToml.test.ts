@@ -144,4 +144,27 @@ describe('mergeCodexToml', () => {
     const merged = mergeCodexToml(tricky, LAUNCHER);
     expect(server(E.isRight(merged) ? merged.right : '')).toEqual({ command: 'node', args: ['main.js', 'mcp'] });
   });
+
+  it('merges at once a file made to stall a pattern: a long line like a header, a long blank run, a header of spaces', () => {
+    const spaces = ' '.repeat(60_000);
+    const texts = [
+      // Valid TOML all: a line of an array that opens with an array of spaces,
+      `a = [\n[${spaces.slice(0, 3000)}], 1]\n`,
+      // blank space before a key,
+      `${spaces}\nb = 1\n`,
+      // and a table named by a quoted key of spaces, after ours.
+      `[mcp_servers.fact-tracker]\ncommand = "npx"\n\n["${spaces}"]\nc = 1\n`,
+    ];
+    for (const text of texts) {
+      const started = performance.now();
+      const merged = mergeCodexToml(text, LAUNCHER);
+      // Seconds each before, when a pattern went back over the spaces for every place it started at.
+      expect(performance.now() - started).toBeLessThan(1000);
+      const written = E.isRight(merged) ? merged.right : '';
+      const { mcp_servers: servers, ...rest } = parseToml(written) as Record<string, unknown>;
+      expect(servers).toEqual({ 'fact-tracker': { command: 'node', args: ['main.js', 'mcp'] } });
+      const { mcp_servers: _before, ...restBefore } = parseToml(text) as Record<string, unknown>;
+      expect(rest).toEqual(restBefore);
+    }
+  });
 });
