@@ -496,7 +496,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     let end = start + 1;
     while (end < lines.length && (headers[end] === undefined || isServerHeader(end))) end += 1;
     // Comments and blank lines at the table's end introduce what follows (the next table): they stay.
-    while (end > start + 1 && /^\s*(?:#.*)?$/u.test(lines[end - 1]!)) end -= 1;
+    while (end > start + 1 && /^\s*(?:#[^\n]*)?$/u.test(lines[end - 1]!)) end -= 1;
     edited = [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
   }
   try {

@@ -8,11 +8,12 @@
 type StringState = '"""' | "'''" | undefined;
 
 /**
- * A header line: `[name]` or `[[name]]`, a comment after it; the name is trimmed apart. No two
+ * A header line: `[name]` or `[[name]]`, a comment after it (to the line's CR too, kept where the
+ * file mixes line endings: `.` stops before it); the name is trimmed apart. No two
  * parts of the pattern match the same spaces: `\s*` around a lazy name went back over a line of
  * spaces for every split of them, seconds for a few thousand in a line a repository may hold.
  */
-const TABLE_HEADER = /^\s*\[\[?([^\]]*)\]\]?\s*(?:#.*)?$/u;
+const TABLE_HEADER = /^\s*\[\[?([^\]]*)\]\]?\s*(?:#[^\n]*)?$/u;
 
 /**
  * The index just past the delimiter that closes the multi-line string `delimiter` in `line` from

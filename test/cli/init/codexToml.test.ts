@@ -167,4 +167,16 @@ describe('mergeCodexToml', () => {
       expect(rest).toEqual(restBefore);
     }
   });
+
+  it('finds the headers of a file that mixes line endings, a comment after one ending in CRLF', () => {
+    // Lines a Windows editor added (CRLF) to a file of LF lines: its lines are read with their CR.
+    const ours =
+      'a = 1\n[mcp_servers.fact-tracker] # ours\r\ncommand = "npx"\r\n# before other\r\n[other] # next\r\nb = 2\n';
+    const merged = mergeCodexToml(ours, LAUNCHER);
+    expect(merged).toEqual(
+      E.right(
+        'a = 1\n[mcp_servers.fact-tracker]\ncommand = "node"\nargs = [ "main.js", "mcp" ]\n# before other\r\n[other] # next\r\nb = 2\n',
+      ),
+    );
+  });
 });
