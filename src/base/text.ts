@@ -92,6 +92,18 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
  */
 export const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, '\uFFFD');
 
+/** How many bytes `text` takes in UTF-8 (a lone surrogate as the U+FFFD that replaces it), counted without encoding it. */
+export const utf8Length = (text: string): number => {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    const paired = code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    if (paired) i += 1;
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : paired ? 4 : 3;
+  }
+  return bytes;
+};
+
 /**
  * `text` without its final run of characters from `set` (ASCII). A scan from the end: a pattern
  * such as `/[.!]+$/` tries the run from each of its positions, quadratic in its length.

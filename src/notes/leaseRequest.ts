@@ -1,13 +1,14 @@
 /**
  * The check every store with leases makes of a lease call before it does anything: a call a
  * caller built wrong (no request at all, a ttl that is no time, items of another kind, ids that
- * are not text) is bad input, answered `invalid_input` alike in memory and on PostgreSQL, never
- * thrown and never half carried out. The request's shape is declared here, beside its check
- * (`leases.ts` exports it with the rest of the capability).
+ * are not text, an item's key past 800 bytes) is bad input, answered `invalid_input` alike in
+ * memory and on PostgreSQL, never thrown and never half carried out. The request's shape is
+ * declared here, beside its check (`leases.ts` exports it with the rest of the capability).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf } from '../base/describe.js';
 import { isRecord, readOnce } from '../base/record.js';
+import { utf8Length } from '../base/text.js';
 
 /** What a tracker adds to a queue: a user message to extract, or an end of stage to merge. */
 export interface LeaseItem {
@@ -20,7 +21,8 @@ export interface LeaseItem {
    * The item's name, unique among all the items ever added to any queue (a tracker's instance and
    * a number): an item added again under a key still in the queue is not added twice, and the
    * call answers the number it has. So a call whose answer was lost (the connection dropped after
-   * the store wrote it) can be made again as it was. Absent: added every time.
+   * the store wrote it) can be made again as it was. Absent: added every time. At most 800 bytes
+   * of UTF-8 in every store (a longer one is `invalid_input`).
    */
   readonly key?: string;
 }
@@ -43,6 +45,16 @@ export type UnstorableKey = (key: string) => string | undefined;
 /** Every key is one a store in memory can keep. */
 const anyKey: UnstorableKey = () => undefined;
 
+/**
+ * The most bytes (UTF-8) of an item's key, in every store. PostgreSQL indexes a key with its
+ * (user, session), and a B-tree index row holds at most 2,704 bytes: a key past that would be
+ * refused on every try, as an error no retry helps, while a memory store took it. With ids of at
+ * most 800 bytes each (what `postgresNotesStore` takes), a key of 800 leaves room for the row's
+ * headers. A key is a name, not content (a tracker's is its instance's UUID and a number, about
+ * 40 bytes), so every store holds to the one bound and a caller meets it in its tests.
+ */
+const MAX_KEY_BYTES = 800;
+
 /** Why the `index`th item (from 0) of a request's `add` is no item the store can queue, or undefined. */
 const malformedItem = (entry: unknown, index: number, unstorableKey: UnstorableKey): string | undefined => {
   if (!isRecord(entry)) return `item ${index + 1} is ${kindOf(entry)}, not an item`;
@@ -55,6 +67,10 @@ const malformedItem = (entry: unknown, index: number, unstorableKey: UnstorableK
     return `the time of item ${index + 1} is ${kindOf(at)}, not epoch milliseconds`;
   if (key === undefined) return undefined;
   if (typeof key !== 'string') return `the key of item ${index + 1} is ${kindOf(key)}`;
+  const bytes = utf8Length(key);
+  // Its length only: a key is a caller's name for the item, and its text may be anything.
+  if (bytes > MAX_KEY_BYTES)
+    return `the key of item ${index + 1} is ${bytes} bytes of UTF-8, longer than the ${MAX_KEY_BYTES} a key may be`;
   const problem = unstorableKey(key);
   return problem === undefined ? undefined : `the key of item ${index + 1} is text that ${problem}`;
 };

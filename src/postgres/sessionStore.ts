@@ -73,15 +73,19 @@ const statements = (s: string, q = sqlSchema(s)) => ({
 SELECT key FROM session`,
   },
   // $6 the key of the log the writer read ($2 is a line of that log), or null when it read none.
+  // The positions are bigint: one past the integer columns' range (2^31 - 1) matches no log, a
+  // conflict as in the other stores, where as an integer it would fail every try. The new end is
+  // reckoned from the row (a constant would be cast when planned, failing whatever the row), so
+  // only a log that ends at $2 and cannot take the lines past that range fails (out of range).
   appendNext: {
     name: statementName('append_next', s),
     text: `WITH session AS (
-  UPDATE ${q}.sessions SET lines = $3, bytes = bytes + $4, updated_at = now()
-  WHERE id = $1 AND lines = $2 AND ($6::bigint IS NULL OR key = $6::bigint)
+  UPDATE ${q}.sessions SET lines = lines + ($3::bigint - $2::bigint), bytes = bytes + $4, updated_at = now()
+  WHERE id = $1 AND lines = $2::bigint AND ($6::bigint IS NULL OR key = $6::bigint)
   RETURNING key
 ), appended AS (
   INSERT INTO ${q}.lines (session_key, line, text)
-  SELECT session.key, $2 + u.n, u.text FROM session, unnest($5::text[]) WITH ORDINALITY AS u(text, n)
+  SELECT session.key, $2::bigint + u.n, u.text FROM session, unnest($5::text[]) WITH ORDINALITY AS u(text, n)
 )
 SELECT key FROM session`,
   },
@@ -214,7 +218,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     keys: Map<string, string>,
     restart = false,
   ): Promise<TailRead> => {
-    const { rows } = await client.query<ReadRow>({ ...sql.read, values: [id, after] });
+    // No log holds a line past MAX_LINE: a reader past it reads none there and starts over below.
+    const { rows } = await client.query<ReadRow>({ ...sql.read, values: [id, Math.min(after, MAX_LINE)] });
     const first = rows[0];
     const known = keys.get(id);
     // A read from the start while the store follows a log (a resent prompt's, an explanation's)
@@ -315,7 +320,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
         const given = parseStoredSnapshot(snapshot);
         if (E.isLeft(given)) return given;
         const { position, state } = given.right;
-        if (position <= 0) return E.right(undefined);
+        // Past MAX_LINE: no log holds that line, so none is kept, as in the other stores (the column would refuse it).
+        if (position <= 0 || position > MAX_LINE) return E.right(undefined);
         const written = await call(id, 'repeatable', (client) =>
           // Only over the log the state was read from: one made anew since holds other lines.
           client.query({

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collapseWhitespace, isBlank } from '../../src/base/text.js';
+import { collapseWhitespace, isBlank, utf8Length } from '../../src/base/text.js';
 
 const INVISIBLE_OR_BREAKING = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Zl}\p{Zp}\n\r\t]/u;
 
@@ -88,5 +88,23 @@ describe('isBlank', () => {
         },
       ),
     );
+  });
+});
+
+describe('utf8Length', () => {
+  it('counts the bytes UTF-8 takes, a lone surrogate as the U+FFFD that replaces it', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code)) }),
+        (text, surrogates) => {
+          for (const given of [text, surrogates + text, text + surrogates])
+            expect(utf8Length(given)).toBe(new TextEncoder().encode(given).length);
+        },
+      ),
+    );
+    expect([utf8Length(''), utf8Length('a\u00e9\u20ac\u{1F600}'), utf8Length('\uD800\uDC00\uDC00')]).toEqual([
+      0, 10, 7,
+    ]);
   });
 });

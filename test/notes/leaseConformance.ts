@@ -23,6 +23,17 @@ const lease = async (
 
 const message = (text: string, at = 1) => ({ kind: 'message' as const, text, at });
 
+/** `length` ASCII letters and digits that no compression shortens, the same for one `seed`. */
+const noise = (length: number, seed: number): string => {
+  let state = seed;
+  let text = '';
+  for (let i = 0; i < length; i += 1) {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    text += 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'[(state >>> 16) % 62];
+  }
+  return text;
+};
+
 /** Defines the lease conformance tests of the adapter `makeStore` makes. */
 export const describeNotesLeaseConformance = (
   name: string,
@@ -204,6 +215,39 @@ export const describeNotesLeaseConformance = (
       const last = sent.added[sent.added.length - 1]!;
       const after = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, done: last });
       expect(after.queue.map((item) => item.seq)).toEqual(other.added);
+    });
+
+    it('refuses an item key past 800 bytes of UTF-8 as invalid_input, naming its length and never its text, and queues a key at the bound beside the longest ids', async () => {
+      const { leases } = await leasesOf();
+      const ok = { holder: 'h', ttlMs: TTL };
+      // Text no compression shortens: PostgreSQL compresses an index row, so a repeated letter would fit.
+      const long = noise(3_000, 1);
+      for (const [key, bytes] of [
+        [long, 3_000],
+        [noise(801, 2), 801],
+        ['\u00e9'.repeat(401), 802],
+      ] as const) {
+        const answer = await leases.lease('maya', 's1', { ...ok, add: [message('one'), { ...message('two'), key }] });
+        expect(E.isLeft(answer) && answer.left.code).toBe('invalid_input');
+        const said = E.isLeft(answer) ? answer.left.message : '';
+        expect(said).toContain(`${bytes} bytes`);
+        expect(said).toContain('800');
+        expect(said).not.toContain(key.slice(0, 40));
+      }
+      expect(await lease(leases, 'maya', 's1', ok)).toEqual({ held: false, added: [], queue: [] });
+      // 800 bytes each: the user and session ids PostgreSQL keeps, and the key.
+      const [user, session] = [noise(800, 3), noise(800, 4)];
+      const call: LeaseRequest = {
+        ...ok,
+        add: [
+          { ...message('one'), key: noise(800, 5) },
+          { ...message('two'), key: '\u{1F600}'.repeat(200) },
+        ],
+      };
+      const first = await lease(leases, user, session, call);
+      expect(first.held).toBe(true);
+      expect(first.queue.map((item) => item.text)).toEqual(['one', 'two']);
+      expect((await lease(leases, user, session, call)).added).toEqual(first.added);
     });
 
     it('answers a queue that later calls never change: the caller keeps it as it came', async () => {

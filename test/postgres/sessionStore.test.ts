@@ -202,6 +202,23 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await other.readSnapshot('s', undefined, 8))).toEqual(at(8));
   });
 
+  it('answers an append to a log at 2^31 - 1 lines, which its integer columns cannot lengthen, as a failure that writes nothing, not a conflict', async () => {
+    const { url, settings, store } = await freshStore();
+    right(await store.append('s', 0, ['{"at":1}']));
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(`UPDATE ${settings.schema}.sessions SET lines = 2147483647`);
+    const full = await store.append('s', 2 ** 31 - 1, ['{"at":2}']);
+    expect(codeOf(full)).toBe('io');
+    expect(E.isLeft(full) && full.left.message).toContain('out of range');
+    const { rows } = await admin.query(
+      `SELECT lines, (SELECT count(*) FROM ${settings.schema}.lines)::int AS kept FROM ${settings.schema}.sessions`,
+    );
+    await admin.end();
+    expect(rows).toEqual([{ lines: 2 ** 31 - 1, kept: 1 }]);
+    // Another end is a conflict, as ever.
+    expect(codeOf(await store.append('s', 2 ** 31 - 2, ['{"at":2}']))).toBe('conflict');
+  });
+
   it('answers a prompt sent again from the snapshot the newest replaced, as replay gives it, reading the log from there', async () => {
     const { url, settings, store, reopen } = await freshStore();
     const prompt = (task: number) => ({

@@ -77,6 +77,30 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('answers an append or a snapshot at a line past 2^31 - 1 as at any line the log does not hold: conflict, and nothing kept', async () => {
+      const { store, reopen } = await make();
+      right(await store.append('s', 0, [line(1)]));
+      right(await store.read('s', 0));
+      right(await store.writeSnapshot('s', { position: 1, state: '{"at":1}' }));
+      for (const [expected, appended] of [
+        [2 ** 31, [line(2)]],
+        [2 ** 31 - 1, [line(2), line(3)]],
+        [Number.MAX_SAFE_INTEGER, [line(2)]],
+      ] as const) {
+        const answer = await store.append('s', expected, appended);
+        expect([expected, codeOf(answer)]).toEqual([expected, 'conflict']);
+      }
+      for (const position of [2 ** 31, Number.MAX_SAFE_INTEGER])
+        expect(await store.writeSnapshot('s', { position, state: '{"at":"far"}' })).toEqual(E.right(undefined));
+      const other = reopen();
+      // A reader that asks past the end starts over, as past any end.
+      expect(right(await other.read('s', 2 ** 31))).toMatchObject({ restarted: true, position: 1 });
+      expect(texts(right(await other.read('s', 0)))).toEqual([line(1)]);
+      expect(right(await other.readSnapshot('s'))).toEqual({ position: 1, state: '{"at":1}' });
+      expect(right(await store.append('s', 1, [line(2)])).position).toBe(2);
+      await store.close();
+    });
+
     it('lets exactly one of several writers that read the same position append there; the others get conflict', async () => {
       const { store, reopen } = await make();
       right(await store.append('s', 0, [line(1)]));
