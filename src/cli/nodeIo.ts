@@ -15,6 +15,7 @@ import {
   stat,
 } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
+import { number } from '../base/count.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodeBytes } from '../core/history/encoding.js';
 import type { Failure } from '../base/failure.js';
@@ -149,7 +150,7 @@ const readText = async (file: string, maxBytes?: number): Promise<E.Either<strin
     if (!(error instanceof TooLarge || isOutsideFailure(error))) throw error;
     return E.left(
       error instanceof TooLarge
-        ? `cannot read ${what}: it is larger than the ${maxBytes} bytes it may have`
+        ? `cannot read ${what}: it is larger than the ${number(maxBytes ?? Number.POSITIVE_INFINITY)} bytes it may have`
         : `cannot read ${what}: ${describeFailure(error)}`,
     );
   }

@@ -254,9 +254,9 @@ export const budgetProblem = (
     if (!draft.optional) most += SECTION_SEPARATOR.length + (order.grow.includes(draft.name) ? range.max : range.min);
   }
   if (least > budget.total.max)
-    return `the sections need up to ${least} characters, over the total maximum ${budget.total.max}`;
+    return `the sections need up to ${number(least)} characters, over the total maximum ${number(budget.total.max)}`;
   if (most < budget.total.min)
-    return `the sections reach at most ${most} characters, under the total minimum ${budget.total.min}`;
+    return `the sections reach at most ${number(most)} characters, under the total minimum ${number(budget.total.min)}`;
   return undefined;
 };
 

@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
+import { number } from '../base/count.js';
 import { kindOf, refuseArgument } from '../base/describe.js';
 import { checkedList, checkedText } from './arguments.js';
 import { hasControlCharacters } from './key.js';
@@ -286,7 +287,7 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
   if (text.length > CONTEXT_LIMITS.claim)
     return reject(
       'invalid_claim',
-      `a claim is at most ${CONTEXT_LIMITS.claim} characters, this one has ${text.length}`,
+      `a claim is at most ${CONTEXT_LIMITS.claim} characters, this one has ${number(text.length)}`,
     );
   if (input.at !== undefined && !Number.isSafeInteger(input.at))
     return reject('invalid_claim', 'a claim time must be whole epoch milliseconds');

@@ -6,6 +6,7 @@
  * failures, pinned rules, checklist steps) and the newer side of what is replaced (the summary
  * with its checkpoint, the last run). What a cap leaves out is reported, never silent.
  */
+import { number } from '../base/count.js';
 import { isBlank } from '../base/text.js';
 import { checkedContext, checkedContextFile } from './arguments.js';
 import { compareContextKeys, contextKeyId } from './key.js';
@@ -216,10 +217,11 @@ export const selectCapOverrun = (context: SharedContext): string | undefined => 
     [context.checklist.length, CONTEXT_LIMITS.checklist, 'checklist steps'],
   ];
   for (const [held, cap, what] of counted)
-    if (held > cap) return `${held} ${what}, over the ${cap} a context holds: prune ${held - cap}`;
+    if (held > cap)
+      return `${number(held)} ${what}, over the ${number(cap)} a context holds: prune ${number(held - cap)}`;
   const rules = pinnedSectionLength(context.pinnedRules, context.pinnedBy);
   return rules > PINNED_SECTION_MAX
-    ? `pinned rules of ${rules} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten rules by ${rules - PINNED_SECTION_MAX} characters`
+    ? `pinned rules of ${number(rules)} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten rules by ${number(rules - PINNED_SECTION_MAX)} characters`
     : undefined;
 };
 

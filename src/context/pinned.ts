@@ -5,6 +5,7 @@
  * budget whole, marks included: pinning refuses a rule that would not, and decoding keeps apart
  * a context whose rules do not.
  */
+import { number } from '../base/count.js';
 import { collapseWhitespace } from '../base/text.js';
 import { checkedList } from './arguments.js';
 import { DEFAULT_PINNED_RULES } from './model.js';
@@ -66,7 +67,7 @@ export const pinnedRulesProblem = (
   const length = pinnedSectionLength(rules, typeof by === 'object' && by !== null ? by : {});
   return length <= PINNED_SECTION_MAX
     ? undefined
-    : `pinned rules would take ${length} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten a rule`;
+    : `pinned rules would take ${number(length)} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten a rule`;
 };
 
 /** The rules as people read them in full (`show`, the dashboard): the tool's, then each user's with `(pinned by Name <email>)`. */

@@ -5,6 +5,7 @@
  * before anything is applied, so a refused run changes nothing.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { number } from '../base/count.js';
 import { kindOf } from '../base/describe.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace, isBlank } from '../base/text.js';
@@ -74,7 +75,7 @@ const oneLine = (what: string, value: unknown, max: number): E.Either<ContextErr
   if (text === '') return E.left(invalid(`${what} is empty`));
   return text.length <= max
     ? noSecret(what, text)
-    : E.left(invalid(`${what} is ${text.length} characters, over the limit of ${max}`));
+    : E.left(invalid(`${what} is ${number(text.length)} characters, over the limit of ${number(max)}`));
 };
 
 const allLines = (
@@ -131,7 +132,7 @@ const countedInUnits = (text: string): string => {
   const points = [...text].length;
   return points === text.length
     ? ''
-    : ` (counted in UTF-16 units, as every limit is: a character beyond U+FFFF, such as an emoji, counts as two; it holds ${points} characters)`;
+    : ` (counted in UTF-16 units, as every limit is: a character beyond U+FFFF, such as an emoji, counts as two; it holds ${number(points)} characters)`;
 };
 
 const validateSummary = (summary: unknown): E.Either<ContextError, string | undefined> => {
@@ -145,7 +146,7 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
     ? noSecret('the summary', text)
     : E.left(
         invalid(
-          `the summary is ${text.length} characters, over the limit of ${CONTEXT_LIMITS.summary}${countedInUnits(text)}: keep it short, point at files instead`,
+          `the summary is ${number(text.length)} characters, over the limit of ${number(CONTEXT_LIMITS.summary)}${countedInUnits(text)}: keep it short, point at files instead`,
         ),
       );
 };

@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { produce } from '../persistent/freeze.js';
+import { number } from '../base/count.js';
 import { refuseArgument } from '../base/describe.js';
 import { checkedContext } from './arguments.js';
 import { checkpointAt, type RepositorySnapshot } from './checkpoint.js';
@@ -125,7 +126,7 @@ export const applyRunOutcome = (
       if (snapshot.unmerged !== undefined && snapshot.unmerged.length > 0)
         return E.left(
           invalid(
-            `${snapshot.unmerged.length} ${snapshot.unmerged.length === 1 ? 'file has' : 'files have'} unresolved merge conflicts (${snapshot.unmerged.slice(0, 3).join(', ')}${snapshot.unmerged.length > 3 ? ', ...' : ''}): a checkpoint records verified work; resolve them and git add them first`,
+            `${number(snapshot.unmerged.length)} ${snapshot.unmerged.length === 1 ? 'file has' : 'files have'} unresolved merge conflicts (${snapshot.unmerged.slice(0, 3).join(', ')}${snapshot.unmerged.length > 3 ? ', ...' : ''}): a checkpoint records verified work; resolve them and git add them first`,
           ),
         );
       return applySuccess(context, outcome, at, snapshot);

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
+import { number } from '../../src/base/count.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -87,7 +88,7 @@ export const runCliHere = async (
         ? files.readText(file, maxBytes)
         : Promise.resolve(
             maxBytes !== undefined && stdin.length > maxBytes
-              ? E.left(`cannot read standard input: it is larger than the ${maxBytes} bytes it may have`)
+              ? E.left(`cannot read standard input: it is larger than the ${number(maxBytes)} bytes it may have`)
               : E.right(stdin.toString('utf8')),
           ),
     openStream: (file, options) =>

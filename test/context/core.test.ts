@@ -605,9 +605,19 @@ describe('applyRunOutcome', () => {
     expect(refused({ status: 'succeeded', settle: [{ id: 'D9', status: 'decided' }] })).toBe(
       'there is no decision "D9"',
     );
+    // Counts group their thousands, as in every message of the shared context.
     expect(refused({ status: 'succeeded', summary: 'x'.repeat(4001) })).toMatch(
-      /^the summary is 4001 characters, over the limit of 4000/u,
+      /^the summary is 4,001 characters, over the limit of 4,000/u,
     );
+    expect(refused({ status: 'succeeded', featureRequest: 'x'.repeat(1200) })).toBe(
+      'the feature request is 1,200 characters, over the limit of 1,000',
+    );
+    expect(refused({ status: 'succeeded', claims: [{ claim: 'x'.repeat(1200) }] })).toMatch(
+      /a claim is at most 300 characters, this one has 1,200$/u,
+    );
+    expect(
+      refused({ status: 'succeeded', pinRules: Array.from({ length: 6 }, (_, i) => `${i} ${'x'.repeat(190)}`) }),
+    ).toMatch(/^pinned rules would take 1,\d{3} characters as rendered/u);
     expect(refused({ status: 'failed', failedStep: ' ', error: 'e', nextAction: 'n' })).toBe(
       'the failed step is empty',
     );

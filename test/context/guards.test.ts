@@ -591,6 +591,8 @@ describe.concurrent('issue 28: guards', SLOW, () => {
   describe.concurrent('evidence', SLOW, () => {
     it('12: evidence must be a file git tracks, within its lines; a file removed from the index is flagged', async () => {
       const repo = makeRepo();
+      writeFiles(repo, { 'src/big.ts': 'x\n'.repeat(1005) });
+      commitAll(repo, 'a long file');
       writeFiles(repo, { 'src/untracked.ts': 'export {};\n' });
       for (const [file, problem] of [
         ['src/untracked.ts:L1', 'src/untracked.ts is not tracked by git \\(git add it first\\)'],
@@ -598,6 +600,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         ['src:L1', 'src is a directory'],
         ['src/nowhere.ts:L1', 'src/nowhere.ts is not in the repository'],
         ['src/parser.ts:L1-L40', 'src/parser.ts has 1 line: L1-L40 ends past them'],
+        ['src/big.ts:L2000-L2010', 'src/big.ts has 1,005 lines: L2000-L2010 ends past them'],
       ] as const)
         expectOneLineFailure(
           await runIn(repo, ['context', 'claim', 'Fixed the parser', '--file', file]),

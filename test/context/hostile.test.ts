@@ -922,7 +922,7 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
     const refused = await runIn(repo, ['context', 'checkpoint', '--summary-file', file]);
     expectOneLineFailure(
       refused,
-      /the summary is 8000 characters, over the limit of 4000 \(counted in UTF-16 units, as every limit is: a character beyond U\+FFFF, such as an emoji, counts as two; it holds 4000 characters\)/u,
+      /the summary is 8,000 characters, over the limit of 4,000 \(counted in UTF-16 units, as every limit is: a character beyond U\+FFFF, such as an emoji, counts as two; it holds 4,000 characters\)/u,
     );
     writeFileSync(file, '\u{1F600}'.repeat(2000));
     expect((await runIn(repo, ['context', 'checkpoint', '--summary-file', file])).status).toBe(0);
@@ -932,7 +932,7 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
     const repo = makeRepo();
     expectOneLineFailure(
       await runBinary(['context', 'checkpoint', '--summary-file', '/dev/zero'], { cwd: repo }),
-      /^fact-tracker context: cannot read \/dev\/zero: it is larger than the \d+ bytes it may have \(a summary holds at most 4000 characters\)/u,
+      /^fact-tracker context: cannot read \/dev\/zero: it is larger than the 17,024 bytes it may have \(a summary holds at most 4,000 characters\)/u,
     );
     // A named pipe nobody writes is refused, never waited on.
     const fifo = join(tempDir('summary-fifo-'), 'summary');

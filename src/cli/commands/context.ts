@@ -283,7 +283,7 @@ const summaryOf = (io: CliIo, request: CheckpointRequest): TE.TaskEither<string,
     ? TE.right(request.summary)
     : pipe(
         () => io.readText(file, SUMMARY_FILE_MAX_BYTES),
-        TE.mapLeft((reason) => `${reason} (a summary holds at most ${CONTEXT_LIMITS.summary} characters)`),
+        TE.mapLeft((reason) => `${reason} (a summary holds at most ${number(CONTEXT_LIMITS.summary)} characters)`),
         // A binary file given by mistake would be stored as replacement characters.
         TE.filterOrElse(
           (text) => !BINARY.test(text),

@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
+import { number } from '../../base/count.js';
 import { isInside } from '../exclusion.js';
 import { normalizeEvidencePath, parseLineRange, selectEvidencePaths } from '../ledger.js';
 import type { Claim, ContextError, EvidenceLedger, FileEvidence, SharedContext } from '../model.js';
@@ -185,7 +186,7 @@ const evidenceProblem = async (
   if (E.isLeft(count)) return `${file} ${count.left.message}`;
   return count.right >= range.right.end
     ? undefined
-    : `${file} has ${count.right} ${count.right === 1 ? 'line' : 'lines'}: ${lines} ends past them`;
+    : `${file} has ${number(count.right)} ${count.right === 1 ? 'line' : 'lines'}: ${lines} ends past them`;
 };
 
 const sameEvidence = (a: Claim, b: Claim): boolean =>

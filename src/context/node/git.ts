@@ -13,7 +13,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { type ChangedFile, parseNameStatus, splitNulSeparated } from '../checkpoint.js';
 import type { ContextError } from '../model.js';
 import { normalizeRemoteUrl, type RepositoryFacts } from '../repository.js';
-import { describeFileType } from './files.js';
+import { describeFileType, formatBytes } from './files.js';
 import { decodeGitOutput, displayGitPath, pathUnder } from './gitPaths.js';
 
 /** The branch part of a key outside a git repository. */
@@ -313,7 +313,7 @@ export const readBlob = async (
   const size = await runGit(root, ['cat-file', '-s', blob]);
   if (E.isLeft(size)) return E.left(gitFailed(size.left));
   if (Number(size.right.trim()) > maxBytes)
-    return E.left({ code: 'too_large', message: `is larger than ${maxBytes} bytes, the most it may hold` });
+    return E.left({ code: 'too_large', message: `is larger than ${formatBytes(maxBytes)}, the most it may hold` });
   const content = await runGitBytes(root, ['cat-file', 'blob', blob]);
   return E.isLeft(content) ? E.left(gitFailed(content.left)) : E.right(content.right);
 };
