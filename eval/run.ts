@@ -84,7 +84,8 @@ const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] 
   --misses         list every label the defaults miss, with its rank and why it was left out
   --no-ablations   skip the ablations (each signal switched off in turn), the slowest table
   --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
-                   default ../shared/realworld beside the project, skipped with a note when absent
+                   default ../shared/realworld beside the project, skipped with a note when
+                   absent (a DIR given must exist)
   --layout LAYOUT  the section's layout, lines (the default) or grouped, for every table of the
                    library's sections (the fits are the same: they simulate one line per fact)
   --help           print this`;
@@ -126,6 +127,8 @@ const layout = options.layout === 'grouped' ? ({ layout: 'grouped' } as const) :
 
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
+// The default folder may be absent (the run then says so); a folder named is meant to be there.
+if (options.realworld !== undefined && !existsSync(realworld)) fail(`--realworld ${realworld} is absent\n${USAGE}`, 2);
 const notes: string[] = [];
 /** The histories of `dir`, or the end of the run when one cannot be read or replayed. */
 const load = (dir: string, group: Parameters<typeof loadHistories>[1]): History[] => {

@@ -15,11 +15,12 @@ import { tempDir } from '../tempDirs.js';
  * compiles it, with esbuild) and run by node, rather than through tsx's loader, which cost
  * about 0.8 s of CPU a process to start.
  */
-const evaluate = (...args: string[]) =>
-  spawnSync(process.execPath, [bundledFixture(join(ROOT, 'eval', 'run.ts')), ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
+const evaluate = (...args: ReadonlyArray<string | { readonly timeout: number }>) =>
+  spawnSync(
+    process.execPath,
+    [bundledFixture(join(ROOT, 'eval', 'run.ts')), ...args.filter((arg) => typeof arg === 'string')],
+    { cwd: ROOT, encoding: 'utf8', ...args.find((arg) => typeof arg !== 'string') },
+  );
 
 describe('npm run eval, on bad input', () => {
   it('--help prints the usage and every option', () => {
@@ -50,6 +51,17 @@ describe('npm run eval, on bad input', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^npm run eval: --layout is lines or grouped, not "wide"\n/u);
     expect(run.stderr).toContain('Usage: npm run eval');
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('a --realworld folder that is absent exits 2 naming it, before any history is replayed', () => {
+    const absent = join(tempDir('eval-absent-'), 'realwrold');
+    // Bounded: taken as absent data, the run would go on to the whole evaluation of the hand-written histories.
+    const run = evaluate({ timeout: 30_000 }, '--realworld', absent);
+    expect(run.status).toBe(2);
+    expect(run.stderr.split('\n')[0]).toBe(`npm run eval: --realworld ${absent} is absent`);
+    expect(run.stderr).toContain('Usage: npm run eval');
+    expect(run.stderr).not.toContain('hand-written');
     expect(run.stderr).not.toMatch(/\n\s+at /u);
   });
 
