@@ -78,7 +78,8 @@ import { issueTargets, targetTable } from './targets.js';
 const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] [-- --misses] [-- --no-ablations] [-- --realworld DIR] [-- --layout grouped]
   --fit            also fit on every history, print the ranking to ship and check it against
                    DEFAULT_RANKING and the count cap (exit status 1 when they differ)
-  --json           print the tables (and the fitted ranking, with --fit) as JSON
+  --json           print the tables (and the fitted ranking, with --fit, and the labels
+                   missed, with --misses) as JSON
   --json-file FILE also write that JSON to FILE, whatever is printed: a run's tables to read
                    and its figures to keep, from one run (a full one takes minutes)
   --misses         list every label the defaults miss, with its rank and why it was left out
@@ -186,6 +187,8 @@ interface Results {
   /** Per long session, its window's commits asked inside it and from a fresh store. */
   readonly windows: ReadonlyMap<History, { window: History; inSession: Tally; fresh: Tally } | undefined>;
   readonly ablations: ReadonlyArray<{ name: string; hand: Tally; real: Tally }>;
+  /** With --misses: every label the defaults miss. */
+  readonly misses: ReadonlyArray<Miss> | undefined;
 }
 
 const evaluate = (): Results => {
@@ -237,6 +240,7 @@ const evaluate = (): Results => {
     longAtDefaults,
     windows,
     ablations: options['no-ablations'] ? [] : ablations(),
+    misses: options.misses ? missedLabels() : undefined,
   };
 };
 
@@ -286,7 +290,7 @@ const targets = ({ leaveOneOut, longAtDefaults, windows }: Results) =>
     window: (session) => windows.get(session),
   });
 
-/** `--json` and `--json-file`: every table (and the fitted ranking, with --fit) as one JSON document. */
+/** `--json` and `--json-file`: every table (and the fitted ranking, with --fit, the missed labels, with --misses) as one JSON document. */
 const jsonDocument = (results: Results, seconds: number): string => {
   const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults, windows } = results;
   const looOf = (history: History): Compared => leaveOneOut.get(history)!.compared;
@@ -325,6 +329,7 @@ const jsonDocument = (results: Results, seconds: number): string => {
       }),
       ablations: results.ablations.map(({ name, hand: h, real: r }) => ({ name, hand: rates(h), real: rates(r) })),
       targets: targets(results),
+      ...(results.misses === undefined ? {} : { misses: results.misses }),
       ...(inSample === undefined || largest === undefined
         ? {}
         : {
@@ -384,7 +389,7 @@ const tablesReport = (results: Results, seconds: number): void => {
   if (long.length > 0) longReport(results);
   targetTable(targets(results), 'The targets of issue 55');
   if (results.ablations.length > 0) ablationReport(results.ablations);
-  if (options.misses) missesReport();
+  if (results.misses !== undefined) missesReport(results.misses);
   if (inSample !== undefined && largest !== undefined) fitReport(inSample, largest);
   console.log(`(${seconds.toFixed(0)} s)`);
 };
@@ -435,10 +440,21 @@ const ablationReport = (rows: ReadonlyArray<{ name: string; hand: Tally; real: T
   );
 };
 
-/** Every label the defaults miss, with the rank `explainRetrieval` gives its fact and why it was left out. */
-const missesReport = (): void => {
-  console.log('Labels the defaults miss\n');
-  const rows: string[][] = [];
+/** A label the defaults miss: its prompt, the rank `explainRetrieval` gives its fact and why it was left out. */
+interface Miss {
+  readonly history: string;
+  readonly line: number;
+  readonly taskId: string;
+  readonly label: string;
+  /** Its fact's place among the valid facts (1 is the best), or undefined when no valid fact holds it. */
+  readonly rank: number | undefined;
+  readonly score: number | undefined;
+  readonly leftOutAs: string | undefined;
+}
+
+/** Every label the defaults miss (`--misses`), for the table and the JSON document alike. */
+const missedLabels = (): Miss[] => {
+  const misses: Miss[] = [];
   for (const history of core)
     scorePrompts(history, libraryRetriever(defaults), layoutOf(defaults), (prompt, missed) => {
       const decisions = explainRetrieval(prompt.store, queryOf(prompt, defaults)).filter(
@@ -446,16 +462,32 @@ const missesReport = (): void => {
       );
       const at = decisions.findIndex(({ fact }) => tripleKey(fact) === tripleKey(missed));
       const found = decisions[at];
-      rows.push([
-        history.name,
-        `${prompt.line} (task ${prompt.taskId})`,
-        `${missed.subject} ${missed.relation} ${missed.object}`.slice(0, 100),
-        found === undefined ? 'no valid fact' : String(at + 1),
-        found === undefined ? '' : fixed(found.score),
-        found?.reason ?? '',
-      ]);
+      misses.push({
+        history: history.name,
+        line: prompt.line,
+        taskId: prompt.taskId,
+        label: `${missed.subject} ${missed.relation} ${missed.object}`.slice(0, 100),
+        rank: found === undefined ? undefined : at + 1,
+        score: found?.score,
+        leftOutAs: found?.reason,
+      });
     });
-  printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
+  return misses;
+};
+
+const missesReport = (misses: ReadonlyArray<Miss>): void => {
+  console.log('Labels the defaults miss\n');
+  printTable(
+    ['history', 'prompt line', 'label', 'rank', 'score', 'left out as'],
+    misses.map((miss) => [
+      miss.history,
+      `${miss.line} (task ${miss.taskId})`,
+      miss.label,
+      miss.rank === undefined ? 'no valid fact' : String(miss.rank),
+      miss.score === undefined ? '' : fixed(miss.score),
+      miss.leftOutAs ?? '',
+    ]),
+  );
 };
 
 /** True when the fitted ranking and its count cap are what the library ships (else the eval exits 1). */
