@@ -19,7 +19,8 @@
  *   processes each: the median of the processes' medians per class.
  * Prints the medians of each build and their ratio (this build over the base).
  * Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp,retrieval]
- *   [--megabytes=N] [--huge-runs=N] [--retrieval-sizes=N,...] [--json]
+ *   [--megabytes=N] [--huge-runs=N] [--retrieval-sizes=N,...] [--json] [--help]
+ * Anything else exits 2 with one line and the usage, before a build runs.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -37,7 +38,7 @@ const SECTIONS = ['replay', 'long', 'huge', 'hook', 'mcp', 'retrieval'] as const
 const DEFAULT_SECTIONS = ['replay', 'long', 'hook', 'mcp', 'retrieval'];
 type Section = (typeof SECTIONS)[number];
 const USAGE =
-  'Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp,retrieval] [--megabytes=N] [--huge-runs=N] [--retrieval-sizes=N,...] [--json]';
+  'Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp,retrieval] [--megabytes=N] [--huge-runs=N] [--retrieval-sizes=N,...] [--json] [--help]';
 
 const refuse = (message: string): never => {
   console.error(`bench:against: ${message}\n${USAGE}`);
@@ -55,6 +56,7 @@ const options = (() => {
         'huge-runs': { type: 'string', default: '1' },
         'retrieval-sizes': { type: 'string', default: '1000' },
         json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
       allowPositionals: false,
@@ -64,20 +66,27 @@ const options = (() => {
   }
 })();
 
+if (options.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
 const THIS_CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const BASE_CLI =
   options.base === undefined ? refuse('--base=DIR is required') : resolve(options.base, 'dist/cli/main.js');
 if (!existsSync(BASE_CLI)) refuse(`${BASE_CLI} is missing: build the base first`);
+/** Digits only: \`Number\` alone took \`0x10\`, \`1e3\` and \` 5\` as counts. */
 const count = (name: string, value: string): number =>
-  Number.isInteger(Number(value)) && Number(value) >= 1
+  /^[1-9][0-9]*$/u.test(value)
     ? Number(value)
-    : refuse(`--${name} must be a positive integer, not ${value}`);
+    : refuse(`--${name} must be a positive integer, not ${JSON.stringify(value)}`);
 const RUNS = count('runs', options.runs);
 const MEGABYTES = count('megabytes', options.megabytes);
 const HUGE_RUNS = count('huge-runs', options['huge-runs']);
 const RETRIEVAL_SIZES = options['retrieval-sizes'].split(',').map((size) => count('retrieval-sizes', size));
 const only = options.only.split(',');
-for (const name of only) if (!(SECTIONS as ReadonlyArray<string>).includes(name)) refuse(`no section ${name}`);
+for (const name of only)
+  if (!(SECTIONS as ReadonlyArray<string>).includes(name)) refuse(`no section ${JSON.stringify(name)}`);
 const runs = (section: Section): boolean => only.includes(section);
 
 /** The session length of the live measures. */

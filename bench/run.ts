@@ -133,7 +133,7 @@ if (given.help) {
 const { quick, json: asJson } = given;
 const only = given.only?.split(',');
 const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).includes(name)) ?? [];
-if (unknown.length > 0) refuse(`unknown section ${unknown.join(', ')}`);
+if (unknown.length > 0) refuse(`unknown section ${unknown.map((name) => JSON.stringify(name)).join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]): boolean => only === undefined || only.includes(section);
 const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
 
