@@ -5,7 +5,8 @@
  * in a prompt's `expect` must be a well-formed triple, listed once, naming a fact valid when
  * that prompt is compiled. It replays through the tracker the way eval/run.ts does, but never
  * retrieves: labels are checked against the store, not against what the ranking picks.
- * Exits 1 and prints every problem with its file and line; 0 with one line per history otherwise.
+ * Exits 1 and prints every problem with its file and line; 0 with one line per history otherwise;
+ * 2 with one line when an argument is an option or a file that cannot be read.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -79,6 +80,21 @@ const checkHistory = (text: string): Outcome => {
   return { problems, prompts, labels };
 };
 
+/** Ends the run with one line on stderr (a wrong argument is the user's to fix). */
+const refuse = (message: string): never => {
+  process.stderr.write(`eval/checkLabels.ts: ${message}\nUsage: npx tsx eval/checkLabels.ts [FILE...]\n`);
+  process.exit(2);
+};
+
+/** The text of a history named on the command line, or the end of the run saying why it cannot be read. */
+const readable = (file: string): string => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    return refuse(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+};
+
 const main = (): void => {
   const dir = join(import.meta.dirname, 'histories');
   const given = process.argv.slice(2);
@@ -89,9 +105,12 @@ const main = (): void => {
           .filter((file) => file.endsWith('.jsonl'))
           .sort()
           .map((file) => join(dir, file));
+  const option = given.find((arg) => arg.startsWith('-'));
+  if (option !== undefined)
+    refuse(`unknown option ${option}: name history files, or none for every one of eval/histories`);
   let failed = false;
   for (const file of files) {
-    const { problems, prompts, labels } = checkHistory(readFileSync(file, 'utf8'));
+    const { problems, prompts, labels } = checkHistory(readable(file));
     for (const problem of problems) console.error(`${file}: ${problem}`);
     failed ||= problems.length > 0;
     console.log(`${basename(file)}: ${prompts} labeled prompts, ${labels} labels, ${problems.length} problems`);

@@ -49,6 +49,7 @@
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_TOKENS } from '../src/index.js';
@@ -66,7 +67,21 @@ import {
   simulateSection,
 } from './model.js';
 
-const { values, positionals } = parseArgs({ options: { realworld: { type: 'string' } }, allowPositionals: true });
+const USAGE = 'Usage: npx tsx eval/loop.ts [--realworld DIR] VARIANT...';
+
+/** Ends the run with one line and the usage on stderr (a wrong option or variant is the user's to fix). */
+const refuse = (message: string): never => {
+  process.stderr.write(`eval/loop.ts: ${message}\n${USAGE}\n`);
+  process.exit(2);
+};
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({ options: { realworld: { type: 'string' } }, allowPositionals: true });
+  } catch (error) {
+    return refuse(error instanceof Error ? error.message : String(error));
+  }
+})();
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(values.realworld ?? join(root, '..', 'shared', 'realworld'));
 const started = performance.now();
@@ -163,23 +178,6 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
     signals: (c) => ({ ...c, feedback: c.context > 0 || c.age >= 0 || c.coChange > 0 ? churnOf(c) : 0 }),
   },
 };
-
-const hand = loadHistories(join(root, 'eval', 'histories'), 'hand');
-const real = loadHistories(join(realworld, 'histories'), 'real');
-const core = [...hand, ...real];
-progress(`replayed ${core.length} histories`);
-// The head signals cost a third query a prompt: read only for a variant of them.
-const heads = positionals.some((name) => name.startsWith('head'));
-const read = core.map((history) => history.prompts.map((_, i) => extended(history, i, heads)));
-const recency = core.map(recencyLists);
-progress('read the candidates');
-// LONG=N: also every Nth prompt of each long session, measured (never fitted on) under each fold's ranking.
-const longStep = Number(process.env['LONG'] ?? 0);
-const long = longStep > 0 ? loadHistories(join(realworld, 'scale'), 'long') : [];
-const longRead = long.map((history) =>
-  history.prompts.flatMap((_, i) => (i % longStep === 0 ? [extended(history, i, heads)] : [])),
-);
-if (long.length > 0) progress(`read every ${longStep}th prompt of ${long.length} long sessions`);
 
 /** Sections' hits, labels and tokens, and the prompts they are of. */
 interface Sums {
@@ -419,18 +417,46 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   gapRec6h: (c) => (c.age >= 0 ? 0.9 ** c.age * Math.exp(-c.gapHours / 6) : 0),
 };
 
-for (const name of positionals) {
+/** The variant a name given on the command line asks for, or undefined when it names none. */
+const variantOf = (name: string): Variant | undefined => {
   const beside = name.endsWith('+');
   const signal = EXTRAS[beside ? name.slice(0, -1) : name];
-  const variant =
-    signal === undefined
-      ? VARIANTS[name]
-      : beside
-        ? { signals: (c: Extended) => ({ ...c, extra: signal(c) }) }
-        : { signals: (c: Extended) => ({ ...c, feedback: signal(c) }) };
-  if (variant === undefined)
-    throw new Error(
-      `unknown variant ${name}: one of ${Object.keys(VARIANTS).join(', ')}, or one of ${Object.keys(EXTRAS).join(', ')}, alone or followed by +`,
-    );
-  run(name, variant);
-}
+  if (signal === undefined) return VARIANTS[name];
+  return beside
+    ? { signals: (c: Extended) => ({ ...c, extra: signal(c) }) }
+    : { signals: (c: Extended) => ({ ...c, feedback: signal(c) }) };
+};
+
+// Every name is checked before the histories are replayed, which takes minutes.
+if (positionals.length === 0) refuse('name a variant to run');
+const variants = positionals.map(
+  (name) =>
+    [
+      name,
+      variantOf(name) ??
+        refuse(
+          `unknown variant ${JSON.stringify(name)}: one of ${Object.keys(VARIANTS).join(', ')}, or one of ${Object.keys(EXTRAS).join(', ')}, alone or followed by +`,
+        ),
+    ] as const,
+);
+
+// The loop fits on the real histories: without them it has nothing to compare variants on.
+if (!existsSync(realworld)) refuse(`${realworld} is absent: the loop needs its real histories (--realworld DIR)`);
+const hand = loadHistories(join(root, 'eval', 'histories'), 'hand');
+const real = loadHistories(join(realworld, 'histories'), 'real');
+const core = [...hand, ...real];
+progress(`replayed ${core.length} histories`);
+// The head signals cost a third query a prompt: read only for a variant of them.
+const heads = positionals.some((name) => name.startsWith('head'));
+const read = core.map((history) => history.prompts.map((_, i) => extended(history, i, heads)));
+const recency = core.map(recencyLists);
+progress('read the candidates');
+// LONG=N: also every Nth prompt of each long session, measured (never fitted on) under each fold's ranking.
+const longStep = Number(process.env['LONG'] ?? 0);
+const long = longStep > 0 ? loadHistories(join(realworld, 'scale'), 'long') : [];
+const longRead = long.map((history) =>
+  history.prompts.flatMap((_, i) => (i % longStep === 0 ? [extended(history, i, heads)] : [])),
+);
+if (long.length > 0) progress(`read every ${longStep}th prompt of ${long.length} long sessions`);
+
+for (const [name, variant] of variants) run(name, variant);

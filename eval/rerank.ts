@@ -13,6 +13,7 @@
  * Environment: FOLDS, TOP (candidates kept per prompt, 120), TREES (rounds, 200), DEPTH (4),
  * RATE (0.05), LEAF (least candidates in a leaf, 200). `--realworld DIR` as for `npm run eval`.
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_TOKENS, SESSION_CONTEXT_HEADER } from '../src/index.js';
@@ -22,9 +23,25 @@ import { fitRanking, prepareHistories, START } from './fit.js';
 import { loadHistories, recencyLists } from './lib.js';
 import { candidateScore, type PromptCandidates, type Ranking, setSectionOrder, simulateSection } from './model.js';
 
-const { values } = parseArgs({ options: { realworld: { type: 'string' } } });
+const USAGE = 'Usage: npx tsx eval/rerank.ts [--realworld DIR]';
+
+/** Ends the run with one line and the usage on stderr (a wrong option is the user's to fix). */
+const refuse = (message: string): never => {
+  process.stderr.write(`eval/rerank.ts: ${message}\n${USAGE}\n`);
+  process.exit(2);
+};
+
+const { values } = (() => {
+  try {
+    return parseArgs({ options: { realworld: { type: 'string' } } });
+  } catch (error) {
+    return refuse(error instanceof Error ? error.message : String(error));
+  }
+})();
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(values.realworld ?? join(root, '..', 'shared', 'realworld'));
+// The trees learn from the real histories: without them there is nothing to re-rank.
+if (!existsSync(realworld)) refuse(`${realworld} is absent: the re-ranking needs its real histories (--realworld DIR)`);
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const FOLDS = env('FOLDS', 7);
 const TOP = env('TOP', 120);

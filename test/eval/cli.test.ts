@@ -87,3 +87,46 @@ describe('npm run eval, on bad input', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /u);
   });
 });
+
+describe("the evaluation's other scripts, on bad input", () => {
+  /** `npx tsx eval/NAME.ts ...args` bundled and run as `evaluate` runs eval/run.ts; bounded, as a run that goes on replays every history. */
+  const script = (name: string, ...args: string[]) =>
+    spawnSync(process.execPath, [bundledFixture(join(ROOT, 'eval', `${name}.ts`)), ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+
+  it('eval/loop.ts: an unknown option exits 2 with one line and the usage, no stack trace', () => {
+    const run = script('loop', '--bogus', 'shipped');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^eval\/loop\.ts: Unknown option '--bogus'/u);
+    expect(run.stderr).toContain('Usage: npx tsx eval/loop.ts');
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('eval/loop.ts: an unknown variant exits 2 naming it before any history is replayed', () => {
+    const run = script('loop', 'shipped', 'shiped');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^eval\/loop\.ts: unknown variant "shiped": one of shipped, /u);
+    expect(run.stderr).not.toContain('replayed');
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('eval/rerank.ts: an unknown option exits 2 with one line and the usage, no stack trace', () => {
+    const run = script('rerank', '--bogus');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^eval\/rerank\.ts: Unknown option '--bogus'/u);
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('eval/checkLabels.ts: an option, or a file that cannot be read, exits 2 with one line, no stack trace', () => {
+    const option = script('checkLabels', '--bogus');
+    expect(option.status).toBe(2);
+    expect(option.stderr).toMatch(/^eval\/checkLabels\.ts: unknown option --bogus/u);
+    const missing = script('checkLabels', 'no-such-history.jsonl');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/^eval\/checkLabels\.ts: cannot read no-such-history\.jsonl: /u);
+    for (const run of [option, missing]) expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+});
