@@ -65,18 +65,6 @@ describe('npm run eval, on bad input', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /u);
   });
 
-  it('--misses with --json puts every missed label in the JSON document', () => {
-    // The hand-written histories alone: an empty folder of real histories and long sessions.
-    const realworld = tempDir('eval-empty-');
-    mkdirSync(join(realworld, 'histories'));
-    mkdirSync(join(realworld, 'scale'));
-    const run = evaluate('--realworld', realworld, '--no-ablations', '--json', '--misses');
-    expect(run.status).toBe(0);
-    const { misses } = JSON.parse(run.stdout) as { misses?: Array<Record<string, unknown>> };
-    expect(misses?.length).toBeGreaterThan(0);
-    expect(Object.keys(misses![0]!)).toEqual(['history', 'line', 'taskId', 'label', 'rank', 'score', 'leftOutAs']);
-  });
-
   it('a real history that cannot be replayed exits 1 naming its folder and line, with no stack trace', () => {
     const realworld = tempDir('eval-bad-');
     mkdirSync(join(realworld, 'histories'));

@@ -91,6 +91,7 @@ interface Report {
     { histories: Array<{ name: string; kinds: Record<string, KindTally> }> }
   >;
   readonly long: { histories: Array<{ name: string }> };
+  readonly misses?: ReadonlyArray<{ readonly label: string }>;
   readonly windows: Array<{ session: string; window?: string; ratio?: number }>;
   readonly ablations: unknown[];
   readonly targets: Array<{ what: string; met: boolean }>;
@@ -116,6 +117,7 @@ describe('npm run eval -- --json-file FILE, on the hand-written histories and a 
         '--realworld',
         realworld,
         '--no-ablations',
+        '--misses',
         '--json-file',
         file,
       ],
@@ -125,6 +127,21 @@ describe('npm run eval -- --json-file FILE, on the hand-written histories and a 
     report = JSON.parse(readFileSync(file, 'utf8')) as Report;
     text = run.stdout;
   }, 240_000);
+
+  it('with --misses, lists the labels the defaults miss in the JSON document as in the text', () => {
+    expect(report.misses?.length).toBeGreaterThan(0);
+    expect(Object.keys(report.misses![0]!)).toEqual([
+      'history',
+      'line',
+      'taskId',
+      'label',
+      'rank',
+      'score',
+      'leftOutAs',
+    ]);
+    expect(text).toContain('Labels the defaults miss');
+    for (const miss of report.misses!.slice(0, 5)) expect(text).toContain(miss.label);
+  });
 
   it('finds the window and the long session by their files, beside the seven hand-written histories', () => {
     const names = report.atDefaults.histories.map((h) => `${h.group}:${h.name}`);
