@@ -82,6 +82,7 @@ export interface CompilePromptInput {
   readonly taskPrompt: string;
   readonly tags?: ReadonlyArray<FactTag>;
   readonly deltaPacket?: Record<string, unknown>;
+  /** The output budget the tail states (default 1,200, as is a value that is no finite count 0 or more). */
   readonly maxOutputTokens?: number;
   readonly guideCacheKey?: string;
   readonly guideInstruction?: string;
@@ -149,6 +150,9 @@ const DEFAULT_MAX_OUTPUT_TOKENS = 1200;
 const invalidInput = (message: string): TrackerError => ({ code: 'invalid_input', message });
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && value >= 0 && !Number.isNaN(value);
+
+/** A count the tail can print: a budget of Infinity tokens is none, and would read "Max output tokens: Infinity". */
+const isFiniteCount = (value: unknown): value is number => isCount(value) && Number.isFinite(value);
 
 /** The fields `compilePrompt` reads. */
 const PROMPT_FIELDS = [
@@ -232,7 +236,7 @@ const tailOf = (fields: PromptFields, event: PromptInput, output: PromptOutput):
   const { deltaPacket, maxOutputTokens, guideCacheKey, guideInstruction } = fields;
   const prompt = buildDispatchDynamicTail({
     taskId: event.taskId,
-    maxOutputTokens: isCount(maxOutputTokens) ? maxOutputTokens : DEFAULT_MAX_OUTPUT_TOKENS,
+    maxOutputTokens: isFiniteCount(maxOutputTokens) ? maxOutputTokens : DEFAULT_MAX_OUTPUT_TOKENS,
     // An optional field that is not of its kind (an array, a number) reads as its default.
     deltaPacket: isRecord(deltaPacket) ? deltaPacket : {},
     ...(typeof guideCacheKey === 'string' ? { guideCacheKey } : {}),

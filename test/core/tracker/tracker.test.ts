@@ -269,6 +269,22 @@ describe('createFactTracker', () => {
     }
   });
 
+  it('reads an output budget that is no finite count (Infinity, NaN, a negative, a string) as the default', () => {
+    const tracker = createFactTracker({ clock: steppingClock() });
+    for (const maxOutputTokens of [Number.POSITIVE_INFINITY, Number.NaN, -1, '800']) {
+      for (const compiled of [
+        tracker.compilePrompt({ taskId: '2', taskPrompt: 'x', maxOutputTokens } as never),
+        tracker.previewPrompt({ taskId: '2', taskPrompt: 'x', maxOutputTokens } as never),
+      ]) {
+        expect(compiled.error).toBeUndefined();
+        expect(compiled.prompt.split('\n')[1]).toBe('Max output tokens: 1200');
+      }
+    }
+    expect(tracker.compilePrompt({ taskId: '2', taskPrompt: 'x', maxOutputTokens: 800 }).prompt).toContain(
+      'Max output tokens: 800\n',
+    );
+  });
+
   it('uses its own defaults for facts, tokens and counting', () => {
     const tracker = createFactTracker({ clock: steppingClock(), maxFacts: 1, countTokens: (t) => t.length });
     tracker.ingestOutput({
