@@ -11,6 +11,7 @@ import { createSessionPool, type SessionPool, type SessionPoolOptions } from '..
 import { fitAnswer } from './answer.js';
 import { codedToolError, type ToolAnswer } from './errors.js';
 import { answerInvalidParams } from './params.js';
+import { refuseProtoArguments } from './protoArgument.js';
 import { registerResources, SCHEMAS_URI } from './resources.js';
 import { noElicitation } from './shims.js';
 import { type FitAnswer, registerTools } from './tools.js';
@@ -65,6 +66,7 @@ export const createFactTrackerMcpServer = (
     maxTokens,
     countTokens,
   });
+  refuseProtoArguments(server);
   answerInvalidParams(server);
   return server;
 };

@@ -245,6 +245,19 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     });
   });
 
+  it('refuses "__proto__" among the arguments as it refuses any unknown argument, never reading it as a default', async () => {
+    // Parsed, not written as a literal: a literal's __proto__ would set the object's prototype, not send a key.
+    const args = JSON.parse('{"sessionId":"web-api","__proto__":{"limit":1}}') as Record<string, unknown>;
+    const result = await call(client, 'list_facts', args);
+    expect([result.isError, text(result)]).toEqual([true, 'invalid_arguments: Unrecognized key: "__proto__"']);
+    const both = JSON.parse(
+      '{"sessionId":"web-api","taskId":"1","taskPrompt":"x","__proto__":{"maxFacts":0},"other":1}',
+    );
+    expect(text(await call(client, 'compile_context', both as Record<string, unknown>))).toBe(
+      'invalid_arguments: Unrecognized keys: "__proto__", "other"',
+    );
+  });
+
   it('keeps a secret in a result or a prompt out of its answers, its log and the next section', async () => {
     const sessionId = 'secrets';
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
