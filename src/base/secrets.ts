@@ -147,6 +147,9 @@ export const clipEndRedacted: Clip = redactingCut(clipEnd);
 /** `clipStart` that redacts a secret its cut makes (see `redactingCut`): how every stored or injected path is clipped. */
 export const clipStartRedacted: Clip = redactingCut(clipStart);
 
+/** A text from outside that no step redacted yet (an error's message, a model's category), redacted and then clipped as `clipEndRedacted` clips. */
+export const redactedClipEnd: Clip = (text, max) => clipEndRedacted(redactSecrets(text), max);
+
 /**
  * Every string and key in `value` long enough to hold a secret, into `texts` (each object
  * walked once, so a cycle ends). A result's own keys (`task_id`) are too short to: their letters

@@ -9,7 +9,7 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
-import { clipEndRedacted, redactSecrets } from '../base/secrets.js';
+import { clipEndRedacted, redactedClipEnd, redactSecrets } from '../base/secrets.js';
 import { clipEnd, collapseWhitespace, isBlank, trimEndOf, wellFormed } from '../base/text.js';
 import { deepFreeze } from '../persistent/freeze.js';
 
@@ -192,7 +192,7 @@ const notFact = (message: string): E.Either<Failure<'invalid_fact'>, never> => E
  * in the `notes/extracted` event and a model may put a pasted token in any field.
  */
 const quotedCategory = (category: string): string =>
-  JSON.stringify(clipEndRedacted(redactSecrets(collapseWhitespace(category)), NOTES_LIMITS.categoryLength));
+  JSON.stringify(redactedClipEnd(collapseWhitespace(category), NOTES_LIMITS.categoryLength));
 
 /**
  * Validates one fact against the category names `categories`: the category must be one of

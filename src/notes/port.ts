@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { refuseArgument } from '../base/describe.js';
-import { clipEndRedacted, redactSecrets } from '../base/secrets.js';
+import { redactedClipEnd } from '../base/secrets.js';
 import { failure } from '../base/failure.js';
 import { type CategorizedFact, type ModelFailure, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
@@ -85,7 +85,7 @@ const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyAr
  * token the user pasted).
  */
 const bounded = ({ code, message }: ModelFailure): ModelFailure =>
-  failure(code, clipEndRedacted(redactSecrets(message), NOTES_LIMITS.messageLength));
+  failure(code, redactedClipEnd(message, NOTES_LIMITS.messageLength));
 
 /** `outcome`, refused with a TypeError when it is no Either (null from an unset variable). */
 const checkedOutcome = (outcome: ModelOutcome): ModelOutcome =>

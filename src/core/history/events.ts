@@ -14,7 +14,7 @@ import { refuseLineArguments } from '../../base/describe.js';
 import { exceedsJsonDepth, parseJson } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
-import { clipEndRedacted, redactSecrets } from '../../base/secrets.js';
+import { redactedClipEnd } from '../../base/secrets.js';
 import { isBlank } from '../../base/text.js';
 import { parseEventTime, timeAfter } from '../../base/time.js';
 import {
@@ -375,7 +375,7 @@ export const parseHistoryLine = (
       (problem): HistoryLineError => ({
         line,
         code: problem.code,
-        message: clipEndRedacted(redactSecrets(problem.message), MESSAGE_LIMIT),
+        message: redactedClipEnd(problem.message, MESSAGE_LIMIT),
       }),
       (event) => event as HistoryEvent,
     ),
