@@ -59,7 +59,7 @@ import {
   type PendingCall,
   type StoreBound,
 } from './unanswered.js';
-import { settledSince } from './waiting.js';
+import { settledAndSavedSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -387,11 +387,12 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   };
 
   /**
-   * Waits for the extractions, rewrites, loads and saves running or asked for at the call; a
-   * store call left unanswered past the bound ends the wait as `unavailable`.
+   * Waits for the extractions, rewrites, loads, saves and ends of stage running or asked for at
+   * the call, then for the saves of what they changed; a store call left unanswered past the
+   * bound ends the wait as `unavailable`.
    */
   const settled = (): Promise<E.Either<NotesTrackerFailure, void>> => {
-    const done = settledSince(shell.getState());
+    const done = settledAndSavedSince(shell.getState());
     if (stopped !== undefined || done(shell.getState())) return waitUntil(done);
     // Closed: no look would bound the wait, and what is left is what close gave up on.
     if (ended)

@@ -76,6 +76,7 @@ export const settledSince = (state: NotesState): SettledSince => {
   const leases: Array<readonly [string, string, number, number, number]> = [];
   const generations = new Map<string, number>();
   const lists: Array<readonly [string, ReadonlyArray<number>]> = [];
+  const pending: Array<readonly [string, ReadonlyArray<number>]> = [];
   PMap.forEach(state.active, (_active, user) => {
     const {
       conversations,
@@ -96,6 +97,9 @@ export const settledSince = (state: NotesState): SettledSince => {
     storage.push([user, stored.changes, stored.loading, stored.saving]);
     const listing = stages.flatMap((stage) => (stage.listing === undefined ? [] : [stage.listing]));
     if (listing.length > 0) lists.push([user, listing]);
+    // The tracker names every end of stage it asks for: one waiting here is known by its id.
+    const ids = stages.flatMap((stage) => (stage.id === undefined ? [] : [stage.id]));
+    if (ids.length > 0) pending.push([user, ids]);
   });
   /** The user's machine was let go of since: all of theirs has settled. */
   const gone = (current: NotesState, user: string): boolean => goneSince(current, user, generations.get(user) ?? 0);
@@ -107,17 +111,16 @@ export const settledSince = (state: NotesState): SettledSince => {
     rewrites.every(
       ([user, requested]) => gone(current, user) || selectProfileRewrite(current, user).settled >= requested,
     ) &&
-    storage.every(([user, changes, loading, saving]) => {
-      if (gone(current, user)) return true;
-      const stored = selectUserStorage(current, user);
-      // The save running at the call has answered too: one that writes changes already counted
-      // as settled (kept after a failed or blocked save) is still in flight until then.
-      return (
-        stored.settledChanges >= changes &&
-        loading.every((key) => !stored.loading.includes(key)) &&
-        (saving === undefined || stored.saving !== saving)
-      );
-    }) &&
+    storage.every(
+      ([user, changes, loading, saving]) =>
+        gone(current, user) || isStoredThrough(selectUserStorage(current, user), changes, loading, saving),
+    ) &&
+    // The ends of stage waiting at the call: merged (their saves are waited for once this holds).
+    pending.every(
+      ([user, ids]) =>
+        gone(current, user) ||
+        selectUserMachine(current, user).stages.every((stage) => stage.id === undefined || !ids.includes(stage.id)),
+    ) &&
     // The store's lists of unmerged sessions that ends of stage asked for: answered.
     lists.every(
       ([user, calls]) =>
@@ -142,6 +145,93 @@ export const settledSince = (state: NotesState): SettledSince => {
             isStalledAtRest(current, user, session, lease)))
       );
     });
+};
+
+/**
+ * True once the changes counted in `changes` have settled in `stored` (saved, or their save failed
+ * and left them for the next), the loads of `loading` have answered, and the save running then
+ * (`saving`) has too: one that writes changes already counted as settled (kept after a failed or
+ * blocked save) is still in flight until then.
+ */
+const isStoredThrough = (
+  stored: NotesUserStorage,
+  changes: number,
+  loading: ReadonlyArray<string>,
+  saving: NotesUserStorage['saving'],
+): boolean =>
+  stored.settledChanges >= changes &&
+  loading.every((key) => !stored.loading.includes(key)) &&
+  (saving === undefined || stored.saving !== saving);
+
+/**
+ * The predicate that holds once the changes the users of `users` made by `state` have settled,
+ * with the loads then running (a change kept from a record the store holds unreadable reads it
+ * again) and the profile rewrites then asked for, and with leases once the work a holder had
+ * done there is reported to the store (unless its save or call failed, as in `settledSince`).
+ */
+const followedUpSince = (state: NotesState, users: ReadonlySet<string>): SettledSince => {
+  const storage: Array<readonly [string, number, ReadonlyArray<string>, NotesUserStorage['saving'], number]> = [];
+  const reports: Array<readonly [string, string, number]> = [];
+  const generations = new Map<string, number>();
+  PMap.forEach(state.active, (_active, user) => {
+    if (!users.has(user)) return;
+    const { conversations, leased, storage: stored, rewrite, generation } = selectUserMachine(state, user);
+    generations.set(user, generation);
+    storage.push([user, stored.changes, stored.loading, stored.saving, rewrite.requested]);
+    for (const key of leased) {
+      const lease = PMap.get(conversations, key)?.lease;
+      if (lease?.held === true && lease.done !== undefined) reports.push([user, idOfKey(key), lease.done]);
+    }
+  });
+  const gone = (current: NotesState, user: string): boolean => goneSince(current, user, generations.get(user) ?? 0);
+  return (current) =>
+    storage.every(
+      ([user, changes, loading, saving, rewrites]) =>
+        gone(current, user) ||
+        (isStoredThrough(selectUserStorage(current, user), changes, loading, saving) &&
+          selectProfileRewrite(current, user).settled >= rewrites),
+    ) &&
+    reports.every(([user, session, done]) => {
+      const lease = selectConversation(current, user, session)?.lease;
+      return (
+        gone(current, user) ||
+        lease === undefined ||
+        !lease.held ||
+        (lease.acknowledged ?? Number.NEGATIVE_INFINITY) >= done ||
+        isStalledAtRest(current, user, session, lease)
+      );
+    });
+};
+
+/** True when a profile rewrite of one of `users` was asked for or settled between `before` and `after`. */
+const hasRewrittenSince = (before: NotesState, after: NotesState, users: ReadonlySet<string>): boolean =>
+  [...users].some((user) => {
+    const [was, is] = [selectProfileRewrite(before, user), selectProfileRewrite(after, user)];
+    return was.requested !== is.requested || was.settled !== is.settled;
+  });
+
+/**
+ * What `settled()` waits for: the work in flight at `state` (`settledSince`), then what it led to,
+ * taken from the first state given where it has settled: the saves of its changes (an
+ * extraction's notes, a merge) and the loads and rewrites they asked for; and while a rewrite was
+ * asked for or settled meanwhile (a merge's, or one asked again after a conflict), what that led
+ * to in turn. The runner asks after every step, so a message recorded after the call adds no wait
+ * beyond the store calls under way when that work settled, and the wait ends under traffic. Each
+ * target is the wait's own scratch, kept in the predicate the caller holds.
+ */
+export const settledAndSavedSince = (state: NotesState): SettledSince => {
+  const users = new Set<string>();
+  PMap.forEach(state.active, (_active, user) => void users.add(user));
+  let waiting = settledSince(state);
+  let since: NotesState | undefined;
+  return (current) => {
+    while (waiting(current)) {
+      if (since !== undefined && !hasRewrittenSince(since, current, users)) return true;
+      since = current;
+      waiting = followedUpSince(current, users);
+    }
+    return false;
+  };
 };
 
 /**

@@ -78,6 +78,23 @@ describe('a store that never answers', () => {
     expect(tracker.contextFor('maya', 's1')).toMatchObject({ right: { session: expect.stringContaining('Ana') } });
   });
 
+  it('ends settled() unavailable when the save of the extraction running at the call is never answered', async () => {
+    const memory = memoryNotesStore();
+    const store: NotesStore = { load: (user, session) => memory.load(user, session), save: () => never() };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    // Called while the extraction runs: its save is sent after the call, and waited for. The look at
+    // the call saw no save yet, so the wait ends at the second look after it: twice timeoutMs.
+    const settled = watched(tracker.settled());
+    await vi.advanceTimersByTimeAsync(2 * TIMEOUT - 1);
+    expect(settled.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(settled.value()).toMatchObject({ _tag: 'Left', left: { code: 'unavailable' } });
+    expect(settled.value()).toMatchObject({
+      left: { message: expect.stringContaining('a save of the notes of "maya"') },
+    });
+  });
+
   it('takes a load answered after the bound all the same', async () => {
     const memory = memoryNotesStore();
     const seeding = createNotableFactsTracker({ complete: noting, store: memory });

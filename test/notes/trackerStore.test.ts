@@ -12,7 +12,7 @@ import { DEFAULT_CATEGORIES } from '../../src/notes/model.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { type JsonValue, memoryNotesStore, type NotesStore, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
-import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
+import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 import { answeringLater } from './storeConformance.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
@@ -35,11 +35,6 @@ const sessionRecord = (facts: Array<[string, string]>, updatedAt = 1): JsonValue
   updatedAt,
   consolidated: false,
 });
-
-/** Waits until nothing is in flight: a save that follows an extraction was not queued when `settled()` was called. */
-const idle = async (tracker: NotableFactsTracker): Promise<void> => {
-  while (tracker.retained().inFlight > 0) await tracker.settled();
-};
 
 /** A model that answers each prompt with the facts `pick` returns for it. */
 const model = (pick: (prompt: string) => Array<[string, string]>): { complete: CompleteFn; prompts: string[] } => {
@@ -147,7 +142,7 @@ describe('a tracker over a notes store', () => {
     right(await first.endStage('maya', 's2'));
     clock = 20_000;
     first.recordUserMessage('maya', 's1', 'Lily started school.');
-    await idle(first);
+    await first.settled();
     await first.close();
     expect((await stored(store, 'maya', 's1')).session.value).toMatchObject({
       facts: [
@@ -222,14 +217,14 @@ describe('a tracker over a notes store', () => {
       const tracker = createNotableFactsTracker({ complete: model(said).complete, store: over(memory), cacheSize: 1 });
       for (const session of ['s1', 's2', 's3']) {
         tracker.recordUserMessage('maya', session, `in ${session}`);
-        await idle(tracker);
+        await tracker.settled();
       }
       expect(tracker.retained().sessions).toBe(1);
       const stage = tracker.endStage('maya');
       const loaded = tracker.load('maya', 's1');
       expect([...right(await stage).sessions].sort()).toEqual(['s1', 's2', 's3']);
       right(await loaded);
-      await idle(tracker);
+      await tracker.settled();
       // s1 is in use (the cache holds it now, s3 went), s2 was loaded only to merge.
       expect(selectSessions(tracker.getSnapshot()).map(({ session }) => session)).toEqual(['s1']);
       expect(right(tracker.contextFor('maya', 's1')).session).toContain('- Said in s1');
@@ -251,14 +246,14 @@ describe('a tracker over a notes store', () => {
       tracker.recordUserMessage('maya', session, `in ${session}`);
       tracker.release('maya', session);
     }
-    await idle(tracker);
+    await tracker.settled();
     expect(tracker.retained().sessions).toBe(0);
     const stage = tracker.endStage('maya');
     const loaded = tracker.load('maya', 's1');
     tracker.recordAssistantMessage('maya', 's2', 'Noted.');
     expect([...right(await stage).sessions].sort()).toEqual(['s1', 's2', 's3']);
     right(await loaded);
-    await idle(tracker);
+    await tracker.settled();
     // s3 was loaded only to merge, and went once saved; s1 and s2 were asked for meanwhile, and the cache keeps them.
     expect(selectSessions(tracker.getSnapshot()).map(({ session }) => session)).toEqual(['s1', 's2']);
     expect(right(tracker.contextFor('maya', 's1')).session).toContain('- Said in s1');
@@ -281,7 +276,7 @@ describe('a tracker over a notes store', () => {
     // a still holds s3 as it was before b merged it: its end of stage merges that again over b's (its
     // save meets b's, loads it and merges on top), which changes nothing and counts s3 once.
     expect(right(await a.endStage('maya')).sessions).toEqual(['s3']);
-    await idle(a);
+    await a.settled();
     const profile = (await stored(memory, 'maya', 's1')).profile.value as { sessionCount: number; facts: unknown[] };
     expect(profile.sessionCount).toBe(4);
     expect(profile.facts).toHaveLength(4);
@@ -299,9 +294,9 @@ describe('a tracker over a notes store', () => {
     const a = createNotableFactsTracker({ complete: model(pick).complete, store, cacheSize: 0, now: () => 10 });
     const b = createNotableFactsTracker({ complete: model(pick).complete, store, cacheSize: 0, now: () => 20 });
     for (const session of ['s1', 's2', 's3']) a.recordUserMessage('maya', session, `in ${session}`);
-    await idle(a);
+    await a.settled();
     const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     // Each loaded all three from the store and merged them; the later save met the earlier one's,
     // loaded it, and merged on top of it: each session's facts are in the profile once, and each
     // session counts once (the store's records say the other merged them first).
@@ -331,10 +326,10 @@ describe('a tracker over a notes store', () => {
     const a = createNotableFactsTracker({ complete: model(pick).complete, store, now: () => 10 });
     const b = createNotableFactsTracker({ complete: model(pick).complete, store, now: () => 10 });
     a.recordUserMessage('maya', 's1', 'in s1');
-    await idle(a);
+    await a.settled();
     right(await b.load('maya', 's1'));
     const reports = (await Promise.all([a.endStage('maya', 's1'), b.endStage('maya', 's1')])).map(right);
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     expect(reports.map((report) => report.sessions)).toEqual([['s1'], ['s1']]);
     const records = await stored(memory, 'maya', 's1');
     expect(records.profile.value).toMatchObject({ facts: [{ fact: 'Said in s1' }], sessionCount: 1 });
@@ -391,12 +386,12 @@ describe('a tracker over a notes store', () => {
     });
     a.recordUserMessage('maya', 's1', 'Jordan is my partner.');
     b.recordUserMessage('maya', 's2', 'I work nights at the hospital.');
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     right(await a.endStage('maya', 's1')); // merged and saved; the rewrite of that profile now runs
     right(await b.endStage('maya', 's2'));
-    await idle(b);
+    await b.settled();
     answerRewrite!(answer(['People', 'Partner is Jordan (married)']));
-    await idle(a);
+    await a.settled();
     const profile = (await stored(store, 'maya', 's1')).profile;
     expect(profile.value).toMatchObject({
       facts: [
@@ -430,10 +425,10 @@ describe('a tracker over a notes store', () => {
     });
     a.recordUserMessage('maya', 's1', 'Jordan is my partner.');
     b.recordUserMessage('maya', 's2', 'I work nights at the hospital.');
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     right(await a.endStage('maya', 's1'));
     right(await b.endStage('maya', 's2'));
-    await idle(b);
+    await b.settled();
     // a's rewrite of its own profile answers after b merged: dropped when its save meets b's.
     rewrites.shift()!.resolve(answer(['People', 'Partner is Jordan (married)']));
     for (let tries = 0; tries < 50 && rewrites.length === 0; tries += 1) await new Promise((r) => setTimeout(r, 0));
@@ -443,7 +438,7 @@ describe('a tracker over a notes store', () => {
     rewrites
       .shift()!
       .resolve(answer(['People', 'Partner is Jordan (married)'], ['Logistics', 'Works nights at the hospital']));
-    await idle(a);
+    await a.settled();
     const profile = (await stored(store, 'maya', 's1')).profile;
     expect(profile.value).toMatchObject({
       facts: [
@@ -475,6 +470,69 @@ describe('a tracker over a notes store', () => {
     expect((await stored(memory, 'maya', 's1')).session.version).toBe(1);
   });
 
+  it('resolves settled() once the save of the extraction running at the call has landed, with a store that answers later', async () => {
+    const memory = memoryNotesStore();
+    // Without leases: each save is a call of its own, sent once the model has answered.
+    const tracker = createNotableFactsTracker({
+      complete: model(() => [['Logistics', 'Jordan works nights']]).complete,
+      store: answeringLater(memory),
+    });
+    tracker.recordUserMessage('maya', 's1', 'Jordan works nights.');
+    expect(await tracker.settled()).toEqual(E.right(undefined));
+    expect((await stored(memory, 'maya', 's1')).session.value).toMatchObject({
+      facts: [{ category: 'Logistics', fact: 'Jordan works nights' }],
+    });
+    expect(tracker.retained().inFlight).toBe(0);
+  });
+
+  it('resolves settled() once the follow-up extraction of messages recorded before the call, and an end of stage waiting for it, are saved', async () => {
+    const memory = memoryNotesStore();
+    const { complete, prompts } = model((prompt) => [
+      ['Logistics', /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? ''],
+    ]);
+    const tracker = createNotableFactsTracker({ complete, store: answeringLater(memory) });
+    tracker.recordUserMessage('maya', 's1', 'first');
+    tracker.recordUserMessage('maya', 's1', 'second');
+    const stage = tracker.endStage('maya', 's1');
+    expect(await tracker.settled()).toEqual(E.right(undefined));
+    expect(tracker.retained().inFlight).toBe(0);
+    expect(prompts).toHaveLength(1);
+    const records = await stored(memory, 'maya', 's1');
+    expect(records.session.value).toMatchObject({ facts: [{ fact: 'second' }], consolidated: true });
+    expect(records.profile.value).toMatchObject({ facts: [{ category: 'Logistics', fact: 'second' }] });
+    expect(right(await stage).sessions).toEqual(['s1']);
+  });
+
+  it('resolves settled() under continuous traffic with a store that answers later: it waits for the saves of the work before the call, not later messages', async () => {
+    const memory = memoryNotesStore();
+    let calls = 0;
+    const tracker = createNotableFactsTracker({
+      complete: async (prompt) => {
+        calls += 1;
+        await new Promise((resolve) => setTimeout(resolve, 4));
+        return answer(['History', /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? '']);
+      },
+      store: answeringLater(memory),
+    });
+    let n = 0;
+    // A message every millisecond or so, for as long as the test runs: the session never goes idle.
+    const traffic = setInterval(() => tracker.recordUserMessage('maya', 's1', `message ${(n += 1)}`), 1);
+    try {
+      tracker.recordUserMessage('maya', 's1', 'message 0');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const recorded = n;
+      const settling = calls;
+      expect(await tracker.settled()).toEqual(E.right(undefined));
+      expect(calls - settling).toBeLessThanOrEqual(2);
+      // What the store holds answers a message recorded before the call, or a later one.
+      const fact = (await stored(memory, 'maya', 's1')).session.value as { facts: Array<{ fact: string }> };
+      expect(Number(/message (\d+)/u.exec(fact.facts[0]?.fact ?? '')?.[1])).toBeGreaterThanOrEqual(recorded);
+    } finally {
+      clearInterval(traffic);
+    }
+    await tracker.close();
+  });
+
   it('resolves settled() once the save it waits for has landed, when that lets go of the user', async () => {
     const memory = memoryNotesStore();
     const tracker = createNotableFactsTracker({
@@ -484,9 +542,7 @@ describe('a tracker over a notes store', () => {
       cacheSize: 0,
     });
     tracker.recordUserMessage('maya', 's1', 'hello');
-    await tracker.settled();
-    // The extraction has settled; its save runs, and this waits for it.
-    expect(tracker.retained()).toEqual({ users: 1, sessions: 1, inFlight: 1 });
+    // The extraction settles, then its save is sent: this waits for it, which lets go of the user.
     const settled = await Promise.race([
       tracker.settled().then(() => 'settled'),
       new Promise((resolve) => setTimeout(() => resolve('still waiting after 1 s'), 1_000)),
@@ -527,7 +583,7 @@ describe('a tracker over a notes store', () => {
     // The load failed: the message reads the store again, the change kept since is saved once
     // that load has answered (version 1), and the extraction of "two" then (version 2).
     tracker.recordUserMessage('maya', 's1', 'two');
-    await idle(tracker);
+    await tracker.settled();
     expect((await stored(memory, 'maya', 's1')).session).toMatchObject({
       value: { facts: [{ category: 'History', fact: 'fact 2' }] },
       version: 2,
@@ -569,7 +625,7 @@ describe('a tracker over a notes store', () => {
     expect(E.isLeft(await byMessage.load('maya', 's2'))).toBe(true);
     down = false;
     byMessage.recordUserMessage('maya', 's2', 'I work nights');
-    await idle(byMessage);
+    await byMessage.settled();
     expect(right(byMessage.contextFor('maya', 's2')).text).toContain('Partner is Jordan');
     expect(right(byMessage.contextFor('maya', 's2')).session).toContain('Works nights');
     // An end of stage: it merges into the profile the store holds.
@@ -599,7 +655,7 @@ describe('a tracker over a notes store', () => {
       onError: (failure) => heard.push(failure),
     });
     tracker.recordUserMessage('maya', 's1', 'hello');
-    await idle(tracker);
+    await tracker.settled();
     // Reported once for the version it holds, however often it is read again.
     expect(heard).toEqual([{ code: 'invalid_notes', message: expect.stringMatching(/^session\.updatedAt /u) }]);
     expect((await stored(store, 'maya', 's1')).session).toEqual({ value: { facts: 'oops' }, version: 1 });
@@ -609,7 +665,7 @@ describe('a tracker over a notes store', () => {
       sessions: [{ session: 's1', value: sessionRecord([['History', 'Lives in Portland']]), expected: 1 }],
     });
     tracker.recordUserMessage('maya', 's1', 'second');
-    await idle(tracker);
+    await tracker.settled();
     const repaired = (await stored(store, 'maya', 's1')).session;
     expect(repaired.value).toMatchObject({ facts: [{ fact: 'Partner is Jordan' }, { fact: 'Married three years' }] });
     expect(repaired.version).toBeGreaterThan(2);
@@ -633,7 +689,7 @@ describe('a tracker over a notes store', () => {
         message: expect.stringMatching(/^the notes store holds the record of "maya" in "s1" unreadable/u),
       });
       tracker.recordUserMessage('maya', 's1', 'Jordan is my partner.');
-      await idle(tracker);
+      await tracker.settled();
       // The change waits in memory, and the caller hears so again: the context serves what it has.
       expect(E.isLeft(await tracker.load('maya', 's1'))).toBe(true);
       expect(right(tracker.contextFor('maya', 's1')).session).toContain('Partner is Jordan');
@@ -663,9 +719,9 @@ describe('a tracker over a notes store', () => {
       categories: health,
     });
     a.recordUserMessage('maya', 's1', 'Jordan is my partner and I have asthma.');
-    await idle(a);
+    await a.settled();
     right(await a.endStage('maya', 's1'));
-    await idle(a);
+    await a.settled();
     const heard: string[] = [];
     const b = createNotableFactsTracker({
       // A model that keeps the list it is shown and adds to it.
@@ -689,9 +745,9 @@ describe('a tracker over a notes store', () => {
       'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
     );
     b.recordUserMessage('maya', 's1', 'I work mornings.');
-    await idle(b);
+    await b.settled();
     right(await b.endStage('maya', 's1'));
-    await idle(b);
+    await b.settled();
     const records = await stored(store, 'maya', 's1');
     expect(records.session.value).toMatchObject({
       facts: [
@@ -747,9 +803,9 @@ describe('a tracker over a notes store', () => {
       onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
     });
     tracker.recordUserMessage('maya', 's1', 'Twenty things.');
-    await idle(tracker);
+    await tracker.settled();
     right(await tracker.endStage('maya', 's1'));
-    await idle(tracker);
+    await tracker.settled();
     const records = await stored(store, 'maya', 's1');
     const facts = (value: JsonValue | undefined) =>
       (value as { facts: Array<{ fact: string }> }).facts.map((f) => f.fact);
@@ -794,12 +850,12 @@ describe('a tracker over a notes store', () => {
       onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
     });
     tracker.recordUserMessage('maya', 's9', 'hi');
-    await idle(tracker);
+    await tracker.settled();
     expect(heard).toEqual([
       'invalid_notes: profile.facts: 1 fact over the cap of 50 dropped, the oldest first: "Profile fact 0"',
     ]);
     right(await tracker.endStage('maya', 's9'));
-    await idle(tracker);
+    await tracker.settled();
     const profile = (await stored(store, 'maya', 's9')).profile.value as {
       facts: Array<{ fact: string }>;
       sessionCount: number;

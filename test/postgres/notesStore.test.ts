@@ -11,7 +11,7 @@ import { decodeNotes } from '../../src/notes/persist.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { type JsonValue, memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
-import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
+import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 import {
   migrate,
   MIGRATIONS,
@@ -55,11 +55,6 @@ const saying: CompleteFn = async (prompt) =>
     notableFacts: [{ category: 'History', fact: `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}` }],
   });
 
-/** Waits until nothing is in flight (a save that follows an extraction comes after the `settled()` that waited for it). */
-const idle = async (tracker: NotableFactsTracker): Promise<void> => {
-  while (tracker.retained().inFlight > 0) await tracker.settled();
-};
-
 /** The profile of `maya` as the store holds it. */
 const profileOf = async (
   store: PostgresNotesStore,
@@ -90,28 +85,28 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const a = createNotableFactsTracker({ complete: saying, store, cacheSize: 1, holder: 'a', onError });
     const b = createNotableFactsTracker({ complete: saying, store, cacheSize: 1, holder: 'b', onError });
     for (const session of ['s1', 's2', 's3', 's4']) a.recordUserMessage('maya', session, `in ${session}`);
-    await idle(a);
+    await a.settled();
     expect(a.retained().sessions).toBe(1);
     const merged = right(await a.endStage('maya'));
     expect([...merged.sessions].sort()).toEqual(['s1', 's2', 's3', 's4']);
     expect(merged.profile?.sessionCount).toBe(4);
-    await idle(a);
+    await a.settled();
     expect(await store.unmergedSessions('maya')).toEqual(E.right([]));
     // Another tracker (another process) finds nothing left; a session it serves and lets go of, a merges.
     expect(right(await b.endStage('maya')).sessions).toEqual([]);
     b.recordUserMessage('maya', 's5', 'in s5');
-    await idle(b);
+    await b.settled();
     expect(b.release('maya', 's5')).toEqual(E.right(undefined));
-    await idle(b);
+    await b.settled();
     expect(await store.unmergedSessions('maya')).toEqual(E.right(['s5']));
     expect(right(await a.endStage('maya')).sessions).toEqual(['s5']);
-    await idle(a);
+    await a.settled();
     // Both at once, each holding none of the sessions it merges: every session's facts reach the profile once.
     for (const session of ['s6', 's7']) b.recordUserMessage('maya', session, `in ${session}`);
-    await idle(b);
+    await b.settled();
     const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
     expect(reports.flatMap((report) => report.sessions).sort()).toContain('s6');
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     const records = await store.load('maya', 's1');
     const profile = E.isRight(records)
       ? (records.right.profile.value as { facts: Array<{ fact: string }> })
@@ -132,9 +127,9 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const a = createNotableFactsTracker({ complete: saying, store, cacheSize: 0, holder: 'a', onError });
     const b = createNotableFactsTracker({ complete: saying, store, cacheSize: 0, holder: 'b', onError });
     for (const session of ['s1', 's2', 's3']) a.recordUserMessage('maya', session, `in ${session}`);
-    await idle(a);
+    await a.settled();
     const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     expect(reports.flatMap((report) => report.sessions)).toContain('s3');
     const profile = await profileOf(store);
     expect(profile?.facts.map(({ fact }) => fact).sort()).toEqual(['Said in s1', 'Said in s2', 'Said in s3']);
@@ -152,10 +147,10 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const a = createNotableFactsTracker({ complete: saying, store: records, now: () => 50, onError });
     const b = createNotableFactsTracker({ complete: saying, store: records, now: () => 50, onError });
     a.recordUserMessage('maya', 's1', 'in s1');
-    await idle(a);
+    await a.settled();
     right(await b.load('maya', 's1'));
     const reports = (await Promise.all([a.endStage('maya', 's1'), b.endStage('maya', 's1')])).map(right);
-    await Promise.all([idle(a), idle(b)]);
+    await Promise.all([a.settled(), b.settled()]);
     expect(reports.map((report) => report.sessions)).toEqual([['s1'], ['s1']]);
     expect(await profileOf(store)).toMatchObject({ facts: [{ fact: 'Said in s1' }], sessionCount: 1 });
     await Promise.all([a.close(), b.close()]);
@@ -492,10 +487,10 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     });
     const b = createNotableFactsTracker({ complete: keeping, store, holder: 'b', leasePollMs: 20 });
     right(a.recordUserMessage('maya', 's1', 'in s1'));
-    await idle(a);
+    await a.settled();
     right(await a.endStage('maya', 's1'));
     right(a.recordUserMessage('maya', 's2', 'from a'));
-    await idle(a);
+    await a.settled();
     right(b.recordUserMessage('maya', 's2', 'from b'));
     const stored = async (): Promise<string[]> => {
       const records = await store.load('maya', 's2');
@@ -504,7 +499,7 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     };
     // Each message is extracted by whoever holds the lease then, and saved.
     while ((await stored()).length < 2) {
-      await Promise.all([idle(a), idle(b)]);
+      await Promise.all([a.settled(), b.settled()]);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(await stored()).toEqual(['Said from a', 'Said from b'].sort());
