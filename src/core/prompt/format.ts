@@ -4,9 +4,9 @@ import { clipEndRedacted, clipStartRedacted } from '../../base/secrets.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { SectionFill } from '../retrieve/budget.js';
 import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
+import { PLAIN_TASK_ID, SESSION_CONTEXT_HEADER } from '../search/sectionLines.js';
 
-/** The header line of the injected section. */
-export const SESSION_CONTEXT_HEADER = '[Session Context]';
+export { SESSION_CONTEXT_HEADER };
 
 /** The longest rendered fact line. */
 export const MAX_LINE_LENGTH = 120;
@@ -76,27 +76,12 @@ export interface SectionFormatOptions {
   readonly lines?: FactLines;
 }
 
-/** A task id of no space and none of the characters a grouped line is made of (see `isPlainTaskId`). */
-const PLAIN_ID = String.raw`[^\s,[\]]+`;
-const PLAIN_TASK_ID = new RegExp(`^${PLAIN_ID}$`, 'u');
-/** The start of the grouped line of a task's own files (`filesPrefix`), whose id is plain. */
-const FILES_LINE = new RegExp(`^- task:${PLAIN_ID} modified `, 'u');
-
 /**
  * A task id the grouped layout can name on a shared line: one that holds none of the characters
  * its lines are made of (`- task:3 modified a, b`, `[task:3,4]`), nor a space, so that it reads
  * as one id.
  */
 const isPlainTaskId = (fact: SessionFact): boolean => PLAIN_TASK_ID.test(field(fact.sourceTaskId));
-
-/**
- * True when `line` has the shape of a line `formatSessionFacts` draws after its header, in
- * either layout: `- ... [task:ID]` (one fact, or facts of one subject, ending with their tasks)
- * or `- task:ID modified a, b` (a task's own files). A reader that skips a section to find what
- * follows it (the hook looking for a `Task ID:` line) ends it at the first line of no such shape.
- */
-export const isSectionFactLine = (line: string): boolean =>
-  line.startsWith('- ') && ((line.endsWith(']') && line.lastIndexOf(' [task:') > 1) || FILES_LINE.test(line));
 
 /**
  * `modified_by task:N` from task N, of a path and a task id a shared line can hold: the facts the

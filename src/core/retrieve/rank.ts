@@ -33,6 +33,7 @@ import { checkedFact, type SessionFact } from '../fact.js';
 import { type Postings, postingsSize } from '../search/postings.js';
 import { PRIOR_CLASSES, priorFlags } from '../search/priors.js';
 import { RECENT_TASKS, type SearchIndex } from '../search/searchIndex.js';
+import { withoutSessionContext } from '../search/sectionLines.js';
 import { mentionedPaths, queryTerms } from '../search/terms.js';
 import { idf } from '../search/weights.js';
 
@@ -442,7 +443,9 @@ export const planQuery = (
   description: string,
   ranking: RankingOptions,
 ): QueryPlan => {
-  const terms = queryTerms(description);
+  // A section the prompt carries from an earlier one is facts, not words of this task.
+  const words = withoutSessionContext(description);
+  const terms = queryTerms(words);
   // Filled by pushes, not `map`: once the engine compiles this function, its inlined `map` makes
   // holey arrays, whose shape differs from those the interpreter made, and every function
   // compiled for the plan's lists then left the optimized tier at once.
@@ -452,7 +455,7 @@ export const planQuery = (
     planned.push(planTerm(index, validCount, term, 1));
     if (ranking.contextWeight > 0) context.push(planContextTerm(index, term));
   }
-  return { terms: planned, contextTerms: context, paths: mentionedPaths(description), ranking };
+  return { terms: planned, contextTerms: context, paths: mentionedPaths(words), ranking };
 };
 
 /** A score and what it is made of. */

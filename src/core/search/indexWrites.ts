@@ -4,6 +4,7 @@
  * returns a new index root and writes in place what the current write run owns.
  */
 import { redactSecrets } from '../../base/secrets.js';
+import { isBlank } from '../../base/text.js';
 import { asOneRun, type Writable } from '../../persistent/owner.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { setAt } from '../../persistent/persistentVector.js';
@@ -20,6 +21,7 @@ import {
   taskFactEntry,
 } from './searchIndex.js';
 import { markPair, recordFile, replaceInFileRecords, updateTask, withSummary, withTime } from './taskDocs.js';
+import { withoutSessionContext } from './sectionLines.js';
 import { isPathLike } from './terms.js';
 import { factTermWeights } from './weights.js';
 
@@ -205,11 +207,14 @@ export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): Se
 
 /**
  * Records a task's prompt (the latest wins; an older one than the recorded prompt, or the same
- * text, changes nothing), its secrets redacted: a prompt is kept for its words, and a token
- * pasted into one is no word to find a fact by.
+ * text, changes nothing), kept for its words: its secrets redacted (a token pasted into one is
+ * no word to find a fact by), and without the `[Session Context]` sections it carries from an
+ * earlier prompt (their lines are other tasks' facts). A prompt that is nothing else records nothing.
  */
 export const indexTaskPrompt = (index: SearchIndex, taskId: string, raw: string, at: number): SearchIndex => {
-  const prompt = redactSecrets(raw);
+  const words = withoutSessionContext(raw);
+  if (words !== raw && isBlank(words)) return index;
+  const prompt = redactSecrets(words);
   const doc = PMap.get(index.tasks, taskId);
   if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
   // Read before the write: a doc the run owns is changed in place.

@@ -17,8 +17,8 @@ import { describeIssue } from '../../base/schema.js';
 import { findSecret, redactSecrets } from '../../base/secrets.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
-import { isSectionFactLine, SESSION_CONTEXT_HEADER } from '../../core/prompt/format.js';
 import { redactedOutput } from '../../core/extract/redact.js';
+import { withoutSessionContext } from '../../core/search/sectionLines.js';
 import { nameId } from '../session/id.js';
 import { LIMIT_CODES, MAX_PAYLOAD_DEPTH, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
@@ -364,27 +364,16 @@ export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> =>
  */
 const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n\u2028\u2029]*)/imu;
 
-const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/u;
-
 /**
- * `prompt` without the `[Session Context]` section it may start with (one the MCP server
- * compiled): its lines are facts a model wrote, and `- Task ID: 1 modified_by task:3 [task:3]`
- * among them must not name the task the orchestrator's own `Task ID:` line names after it. The
- * section ends at the first line not of a fact line's shape (`isSectionFactLine`), so a bulleted
- * `- Task ID: 4` right after it, which ends in no `[task:...]`, is the orchestrator's.
+ * The id written on a `Task ID:` line of `prompt`, if any, outside the `[Session Context]`
+ * sections it holds (one the MCP server compiled): their lines are facts a model wrote, and
+ * `- Task ID: 1 modified_by task:3 [task:3]` among them must not name the task the
+ * orchestrator's own `Task ID:` line names. A section ends at the first line not of a fact
+ * line's shape, so a bulleted `- Task ID: 4` right after it, which ends in no `[task:...]`, is
+ * the orchestrator's.
  */
-const withoutLeadingSection = (prompt: string): string => {
-  const text = prompt.trimStart();
-  if (!text.startsWith(SESSION_CONTEXT_HEADER)) return prompt;
-  const lines = text.split(LINE_BREAK);
-  let after = 1;
-  while (after < lines.length && isSectionFactLine(lines[after]!)) after += 1;
-  return lines.slice(after).join('\n');
-};
-
-/** The id written on a `Task ID:` line of `prompt` (after any section it starts with), if any. */
 const writtenTaskId = (prompt: string): string | undefined => {
-  const id = TASK_ID_LINE.exec(withoutLeadingSection(prompt))?.[1];
+  const id = TASK_ID_LINE.exec(withoutSessionContext(prompt))?.[1];
   return id === undefined ? undefined : id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
 };
 

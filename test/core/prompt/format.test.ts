@@ -8,7 +8,7 @@ import {
   makeFact,
   type SessionFact,
 } from '../../../src/index.js';
-import { isSectionFactLine } from '../../../src/core/prompt/format.js';
+import { isSectionFactLine } from '../../../src/core/search/sectionLines.js';
 import { SECTION_LAYOUTS } from '../../../src/core/retrieve/defaults.js';
 
 const fact = (
