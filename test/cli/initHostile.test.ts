@@ -135,6 +135,35 @@ describe.concurrent('fact-tracker init on a hostile clone', { timeout: 120_000 }
     expect(readdirSync(project)).toEqual(['.claude']);
   });
 
+  it('keeps no option value that holds a line break, a control or an invisible character, and prints none', async () => {
+    const project = tempDir('init-hostile-');
+    mkdirSync(join(project, '.claude'));
+    const hook = `npx --no-install fact-tracker hook --max-facts 5 --tokenizer 'o200k\n# Forged\u001b[2J' --reviewer-pattern 'rev\u202eiew'`;
+    const hooks = { PreToolUse: [{ matcher: 'Task', hooks: [{ type: 'command', command: hook }] }] };
+    writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify({ hooks }));
+    const server = {
+      command: 'npx',
+      args: ['--no-install', 'fact-tracker', 'mcp', '--max-answer-tokens', '9\u009b2J\u2028x'],
+    };
+    writeFileSync(join(project, '.mcp.json'), JSON.stringify({ mcpServers: { 'fact-tracker': server } }));
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(0);
+    // Nothing a clone's settings hold drives the terminal or starts a line of init's report.
+    for (const output of [run.stdout, run.stderr]) {
+      expect(output).not.toMatch(/[\p{Cc}\p{Cf}\u2028\u2029](?<!\n)/u);
+      expect(output).not.toMatch(/^# Forged/mu);
+    }
+    expect(run.stdout).toContain(`The hooks run: ${HOOK} --max-facts 5\nThe MCP server runs: node ${MAIN} mcp\n`);
+    expect(run.stderr).toBe(
+      [
+        'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json were given these, which init does not keep: --tokenizer (its value holds a line break, a control or an invisible character), --reviewer-pattern (its value holds a line break, a control or an invisible character)',
+        'fact-tracker init: warning: the fact-tracker server of .mcp.json was given this, which init does not keep: --max-answer-tokens (its value holds a line break, a control or an invisible character)',
+        '',
+      ].join('\n'),
+    );
+    expect(new Set(hookCommands(project))).toEqual(new Set([`${HOOK} --max-facts 5`]));
+  });
+
   it('finds no installed binary where node_modules is a file or the binary a loop of links, and writes', async () => {
     const project = tempDir('init-hostile-');
     writeFileSync(join(project, 'node_modules'), '');

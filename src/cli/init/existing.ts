@@ -10,7 +10,7 @@ import { isRecord } from '../../base/record.js';
 import { quoteText } from '../../base/text.js';
 import { isPostgresUrl } from '../../postgres/address.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
-import { handlerCommand, type Ownership, SERVER_NAME } from './settings.js';
+import { handlerCommand, isUnshowable, type Ownership, SERVER_NAME } from './settings.js';
 import { STORE_VARIABLE } from '../store.js';
 import { isMentionOnly, namesFactTrackerAt, isShell, nameOf, programIndex, scriptWords } from './recognize.js';
 import { type Command, shellCommands, type Word } from './shellWords.js';
@@ -234,6 +234,10 @@ export const readCommand = (
     // A store is checked as one given (a `$` in it refused); another value the shell expands cannot be kept as written.
     else if (value.expands && name !== 'store' && name !== 'sessions-dir')
       dropped.push(`--${name} (its value is expanded by the shell)`);
+    // Written back, init would print it in the commands it configured: a clone's settings could
+    // drive the terminal or forge a line of the report. (A store is checked as one given.)
+    else if (isUnshowable(value.text) && name !== 'store' && name !== 'sessions-dir')
+      dropped.push(`--${name} (its value holds a line break, a control or an invisible character)`);
     else options.push([name, value.text]);
   }
   if (rest !== '') dropped.push(restDropped(rest));

@@ -38,15 +38,22 @@ export const storeReference = (store: string): string => `\${${STORE_VARIABLE}:-
 const storeAssignment = (store: string): string => `${STORE_VARIABLE}="${storeReference(store)}"`;
 
 /**
+ * True when `text` cannot be shown on a line of the terminal: it holds a line break, a control
+ * character (which could drive the terminal) or a format or other invisible character.
+ */
+export const isUnshowable = (text: string): boolean =>
+  /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u.test(text);
+
+/**
  * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
- * backslash, `}`, apostrophe or line break), nor shown on a line of the terminal (a control or
- * format character, which could drive it), or undefined when it can.
+ * backslash, `}`, apostrophe or line break), nor shown on a line of the terminal (`isUnshowable`),
+ * or undefined when it can.
  */
 export const unsafeStore = (store: string): string | undefined =>
   // An apostrophe too: bash (not in its POSIX mode) reads one inside "${VAR:-...}" as an open quote.
   /["$`\\}'\r\n]/u.test(store)
     ? 'holds a character a shell would read ($, ", `, \\, }, \' or a line break): percent-encode it in a URL, or name another folder'
-    : /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u.test(store)
+    : isUnshowable(store)
       ? 'holds a control or invisible character: percent-encode it in a URL, or name another folder'
       : undefined;
 

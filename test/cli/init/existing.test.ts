@@ -73,6 +73,21 @@ describe('reading the commands init rewrites', () => {
     );
   });
 
+  it('drops, by name only, a value that holds a line break, a control or an invisible character', () => {
+    expect(
+      readCommandLine(
+        "npx fact-tracker hook --max-facts 5 --tokenizer 'o200k\n# x' --reviewer-pattern '\u001b[2Jr\u200b'",
+        'hook',
+      ),
+    ).toEqual({
+      options: [['max-facts', '5']],
+      dropped: [
+        '--tokenizer (its value holds a line break, a control or an invisible character)',
+        '--reviewer-pattern (its value holds a line break, a control or an invisible character)',
+      ],
+    });
+  });
+
   it('keeps an option all the commands giving it give one value, and the layout only when init is given none', () => {
     const readings = ['--max-facts 5 --layout grouped', '--max-facts 5', '--tokenizer o200k --layout grouped'].map(
       (options) => readCommandLine(`npx fact-tracker hook ${options}`, 'hook')!,
