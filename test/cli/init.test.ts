@@ -453,6 +453,21 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect((await init(project, 'claude', '--node')).stderr).toBe('');
   });
 
+  it('quotes a package.json spec outside the project that holds a control or invisible character, and names no tarball of it', async () => {
+    const project = tempDir('init-outside-');
+    installInto(project);
+    const spec = 'file:../\u001b[2J\n# Forged\u202e/x\u009b.tgz';
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'app', devDependencies: { 'session-fact-tracker': spec } }),
+    );
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe(
+      'fact-tracker init: warning: package.json installs session-fact-tracker from "file:../\\u001b[2J\\n# Forged\\u202e/x\\u009b.tgz", outside the project: a clone elsewhere cannot install it, so these settings would run nothing there. Copy the tarball into the project, commit it and install it from there (npm install --save-dev ./vendor/session-fact-tracker-VERSION.tgz)\n',
+    );
+  });
+
   it('refuses a store with a password put by hand into the settings, as --store does, writing and printing nothing of it', async () => {
     const project = tempDir('init-kept-');
     expect((await init(project, 'claude', '--store', 'postgres://agent@db.internal/memory')).status).toBe(0);

@@ -7,8 +7,10 @@
 import { statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isRecord } from '../../base/record.js';
+import { quoteText } from '../../base/text.js';
 import { isOutsideFailure } from '../boundary.js';
 import { readManifest } from './projectFile.js';
+import { isUnshowable } from './settings.js';
 
 /** The name the package is installed under. */
 const PACKAGE_NAME = 'session-fact-tracker';
@@ -64,9 +66,14 @@ export const selectOutsideFileSpec = (project: string): string | undefined => {
   return undefined;
 };
 
-/** What `init` tells a project whose package.json installs the package from `spec`, outside it. */
+/**
+ * What `init` tells a project whose package.json installs the package from `spec`, outside it.
+ * The spec is a clone's text: one that cannot be shown on a line of the terminal (a control
+ * character could drive it, a line break forge a line) is quoted, and names no tarball.
+ */
 export const outsideFileWarning = (spec: string): string => {
+  const showable = !isUnshowable(spec);
   const file = basename(spec.slice('file:'.length));
-  const tarball = /\.(tgz|tar\.gz)$/u.test(file) ? file : 'session-fact-tracker-VERSION.tgz';
-  return `package.json installs ${PACKAGE_NAME} from ${spec}, outside the project: a clone elsewhere cannot install it, so these settings would run nothing there. Copy the tarball into the project, commit it and install it from there (npm install --save-dev ./vendor/${tarball})`;
+  const tarball = showable && /\.(tgz|tar\.gz)$/u.test(file) ? file : 'session-fact-tracker-VERSION.tgz';
+  return `package.json installs ${PACKAGE_NAME} from ${showable ? spec : quoteText(spec)}, outside the project: a clone elsewhere cannot install it, so these settings would run nothing there. Copy the tarball into the project, commit it and install it from there (npm install --save-dev ./vendor/${tarball})`;
 };
