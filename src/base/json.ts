@@ -4,6 +4,7 @@
  * JSON parsed with a refusal in words that quote none of the text.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { escapeForLine } from './text.js';
 
 /** True when `text` holds more than `limit` opening brackets (`[` or `{`), counted natively, not character by character. */
 const hasMoreOpeningsThan = (text: string, limit: number): boolean => {
@@ -69,7 +70,9 @@ const QUOTED_EXCERPT = /, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/u;
  * model's or a file's, and its first characters may be a secret (a token written where a string
  * belonged) or try to break the line the reason is shown on.
  */
-const jsonParseReason = (error: SyntaxError): string => error.message.replace(QUOTED_EXCERPT, ' (not valid JSON)');
+const jsonParseReason = (error: SyntaxError): string =>
+  // The token it names is quoted raw (`Unexpected token '\u2028'`): written as its escape.
+  escapeForLine(error.message.replace(QUOTED_EXCERPT, ' (not valid JSON)'));
 
 /**
  * A JSON text's value, or why the parser refused it without quoting it (`jsonParseReason`).

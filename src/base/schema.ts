@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { clipEndRedacted, withoutSecrets } from './secrets.js';
+import { escapeForLine } from './text.js';
 
 /** A zod issue path as code would write it: `a.b[0].c`, or `(root)` for the document itself. */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
@@ -57,13 +58,15 @@ const QUOTE_LIMIT = 80;
  * A value as JSON for a message, clipped; its kind in words when it has no JSON form. A number
  * that is not finite (`1e400` parses to Infinity) is named as such: JSON would write it as null.
  * A secret in it is redacted before the clip, which could otherwise keep a part of one no shape
- * matches: the value may be anything an input held, and the message is printed and kept.
+ * matches: the value may be anything an input held, and the message is printed and kept. What
+ * JSON leaves raw and could break, hide or disguise a line (a C1 control, U+2028, a direction
+ * override, ...) is written as its escape (`escapeForLine`), as `quoteText` writes it.
  */
 export const quoteValue = (value: unknown): string => {
   if (typeof value === 'number' && !Number.isFinite(value)) return `${String(value)} (not a finite number)`;
   try {
     const json = JSON.stringify(withoutSecrets(value));
-    return json === undefined ? describeKind(value) : clipEndRedacted(json, QUOTE_LIMIT);
+    return json === undefined ? describeKind(value) : escapeForLine(clipEndRedacted(json, QUOTE_LIMIT));
   } catch {
     return describeKind(value);
   }

@@ -7,11 +7,15 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from './describe.js';
 import { type Failure, failure } from './failure.js';
+import { escapeForLine } from './text.js';
 
 /** Why a value is not a time: one line naming it. */
 export type TimeFailure = Failure<'invalid_time'>;
 
 const notTime = (message: string): E.Either<TimeFailure, never> => E.left(failure('invalid_time', message));
+
+/** A text given as a time, quoted for its message: JSON, and on one line whatever it holds (`escapeForLine`). */
+const quoteTime = (text: string): string => escapeForLine(JSON.stringify(text));
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;
@@ -55,7 +59,7 @@ export const parseIsoTime = (text: string): E.Either<TimeFailure, number> => {
   // Text that is no string (null) is a programmer's mistake, not a time to refuse: said plainly.
   if (typeof text !== 'string') refuseArgument('the time', text, 'a string');
   const match = ISO_TIME.exec(text.trim());
-  if (match === null) return notTime(`${JSON.stringify(text)} is not an ISO-8601 time`);
+  if (match === null) return notTime(`${quoteTime(text)} is not an ISO-8601 time`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
     number,
@@ -67,18 +71,16 @@ export const parseIsoTime = (text: string): E.Either<TimeFailure, number> => {
   ];
   const offset = offsetMinutes(zone);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))
-    return notTime(`${JSON.stringify(text)} has no such date`);
+    return notTime(`${quoteTime(text)} has no such date`);
   if (hour > 23 || minute > 59 || second > 59 || Math.abs(offset) > 18 * 60)
-    return notTime(`${JSON.stringify(text)} has no such time of day`);
+    return notTime(`${quoteTime(text)} has no such time of day`);
   const millis = Number(`${fraction}000`.slice(0, 3));
   const utc = new Date(0);
   // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear does not.
   utc.setUTCFullYear(year, month - 1, day);
   utc.setUTCHours(hour, minute, second, millis);
   const time = utc.getTime() - offset * 60_000;
-  return isWithinYears(time)
-    ? E.right(time)
-    : notTime(`${JSON.stringify(text)} is outside the years 0000 to 9999 (UTC)`);
+  return isWithinYears(time) ? E.right(time) : notTime(`${quoteTime(text)} is outside the years 0000 to 9999 (UTC)`);
 };
 
 /**

@@ -69,9 +69,10 @@ describe('parseNotesLog', () => {
       'text must be non-empty text, not ""',
       'text must be non-empty text, not " \\n "',
       'text must be non-empty text, not a number',
-      'text must be non-empty text, not "\u200b\u2060"',
+      // Invisible characters are quoted as their escapes: shown raw, the quote would look empty.
+      'text must be non-empty text, not "\\u200b\\u2060"',
       'error must be text',
-      'user must be an id of 1 to 200 characters, not "\u200d"',
+      'user must be an id of 1 to 200 characters, not "\\u200d"',
       // Ids the tracker refuses where they enter (no store could keep them): refused here too.
       'user must be an id a store can keep, without U+0000 or an unpaired surrogate, not "a\\u0000b"',
       'session must be an id a store can keep, without U+0000 or an unpaired surrogate, not "s\\ud83d"',

@@ -18,6 +18,14 @@ const implementerResult = {
   follow_up_actions: [],
 };
 
+/** Lines rejected with a message that quotes `value`: as a type, a role, a count and a time. */
+const linesQuoting = (value: string): ReadonlyArray<unknown> => [
+  { type: value },
+  { type: 'dispatch', role: value, taskId: '1', output: 'x' },
+  { type: 'prompt', taskId: '1', taskPrompt: 'x', maxFacts: value },
+  { type: 'compact', maxFacts: 1, at: value },
+];
+
 describe('parseHistory', () => {
   it('reads every event type with its line number, skipping blank lines', () => {
     const parsed = parseHistory(
@@ -190,10 +198,7 @@ describe('parseHistory', () => {
     for (const [, secret] of SECRETS) {
       const parsed = parseHistory(
         history(
-          { type: secret },
-          { type: 'dispatch', role: secret, taskId: '1', output: 'x' },
-          { type: 'prompt', taskId: '1', taskPrompt: 'x', maxFacts: secret },
-          { type: 'compact', maxFacts: 1, at: secret },
+          ...linesQuoting(secret),
           // A time is quoted whole, and the message then clipped.
           { type: 'compact', maxFacts: 1, at: `${'9'.repeat(300)} ${secret}` },
         ),
@@ -205,6 +210,25 @@ describe('parseHistory', () => {
     const token = SECRETS.find(([name]) => name === 'a GitHub token')![1];
     const { errors } = parseHistory(history({ type: `${'x'.repeat(60)} ${token}` }));
     expect(errors[0]?.message).not.toContain(token.slice(0, 12));
+  });
+
+  it("quotes a rejected line's value on one line: a C1 control, a line or paragraph separator, a bidi or invisible character as its escape", () => {
+    const hostile = 'x\u009b2J\u202eL\u2028# Forged\u0085\u2029\u200by';
+    const escaped = String.raw`"x\u009b2J\u202eL\u2028# Forged\u0085\u2029\u200by"`;
+    const parsed = parseHistory(
+      history(
+        ...linesQuoting(hostile),
+        // The token the JSON parser names is the line's own character.
+        '\u2028{"type": "prompt"}',
+        '{"type": "prompt"}\u202e',
+      ),
+    );
+    expect(parsed.errors.map((error) => error.line)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const { message } of parsed.errors) expect(message).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+    expect(parsed.errors[0]?.message).toBe(
+      `unknown event type ${escaped}: expected one of dispatch, prompt, invalidate, compact`,
+    );
+    expect(parsed.errors[1]?.message).toBe(`role must be implementer or reviewer, not ${escaped}`);
   });
 
   it('reads a subject, relation or task id of invisible characters only (U+200B, U+2060, U+FEFF) as empty, as a blank one', () => {
