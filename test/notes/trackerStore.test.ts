@@ -5,7 +5,7 @@
  * were noted.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectGlobalFacts, selectSessionNotes, selectSessions } from '../../src/notes/ledger.js';
 import { DEFAULT_CATEGORIES } from '../../src/notes/model.js';
@@ -1096,18 +1096,32 @@ describe('closing a tracker over a store without leases', () => {
       },
     };
     const heard: string[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: async () => answer(['People', 'Works nights']),
-      store,
-      timeoutMs: 300,
-      leasePollMs: 20,
-      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
-    });
-    tracker.recordUserMessage('maya', 's1', 'I work nights');
-    await tracker.settled();
-    const started = Date.now();
-    await within(tracker.close(), 'close', 10_000);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    // Under fake timers: how many tries fit in timeoutMs is the tracker's schedule, not how busy the machine is.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const tracker = createNotableFactsTracker({
+        complete: async () => answer(['People', 'Works nights']),
+        store,
+        timeoutMs: 300,
+        leasePollMs: 20,
+        onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+      });
+      tracker.recordUserMessage('maya', 's1', 'I work nights');
+      await tracker.settled();
+      expect(saves).toBe(1);
+      const started = Date.now();
+      let closed = false;
+      const closing = tracker.close().then(() => {
+        closed = true;
+      });
+      await vi.advanceTimersByTimeAsync(279);
+      expect(closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await closing;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    } finally {
+      vi.useRealTimers();
+    }
     // 20, 40, 80, then every 100 ms (a third of timeoutMs): a few tries, not one.
     expect(saves).toBeGreaterThanOrEqual(4);
     expect(heard.at(-1)).toBe(
