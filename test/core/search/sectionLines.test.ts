@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createFactId, formatSessionFacts, makeFact, type SessionFact } from '../../../src/index.js';
+import { formatSessionFacts, makeFact, type SessionFact } from '../../../src/index.js';
 import { SECTION_LAYOUTS } from '../../../src/core/retrieve/defaults.js';
 import {
   isSectionFactLine,
@@ -14,7 +14,6 @@ import {
 
 const fact = (subject: string, relation: string, object: string, task: string): SessionFact =>
   makeFact({
-    id: createFactId(subject, relation, object, task),
     subject,
     relation,
     object,
@@ -22,6 +21,7 @@ const fact = (subject: string, relation: string, object: string, task: string): 
     sourceRole: 'implementer',
     tags: ['file_change'],
     validFrom: 1_000,
+    confidence: 1,
   });
 
 const section = formatSessionFacts([
