@@ -17,6 +17,7 @@ import {
   normalizeFactText,
   type NotedFact,
   type ProfileFact,
+  profileTime,
 } from './model.js';
 import { relateSubjects } from './subject.js';
 
@@ -202,7 +203,7 @@ export const consolidateGlobalFactsWithReport = (
   const countedBefore = session !== undefined && before.some((fact) => fact.session === session);
   const counted = counts ?? (changed && facts.length > 0 && !countedBefore);
   if (global !== undefined && !changed && !counted) return { global, dropped, unsure };
-  const time = Number.isFinite(at) ? at : (global?.consolidatedAt ?? 0);
+  const time = Number.isFinite(at) ? profileTime(at) : (global?.consolidatedAt ?? 0);
   return deepFreeze({
     global: { facts, consolidatedAt: time, sessionCount: (global?.sessionCount ?? 0) + (counted ? 1 : 0) },
     dropped,

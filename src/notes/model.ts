@@ -468,11 +468,22 @@ export interface ProfileFact extends CategorizedFact {
 export interface GlobalFacts {
   /** Least recent first (by the time of the messages they were told in); at most 50. */
   readonly facts: ReadonlyArray<ProfileFact>;
-  /** Epoch milliseconds of the last consolidation that changed the profile. */
+  /** Epoch milliseconds of the last consolidation that changed the profile (whole, see `profileTime`). */
   readonly consolidatedAt: number;
   /** The sessions whose facts changed the profile. */
   readonly sessionCount: number;
 }
+
+/** The latest time a `Date` holds, and so an ISO string says: what lies beyond is written as that (no clock reaches it). */
+const LAST_DATE = 8.64e15;
+
+/**
+ * A profile's `consolidatedAt` for the time `at`: whole milliseconds (toward zero, -0 as 0) held
+ * within what a `Date` holds, which is what the ISO string it leaves the library as says. A
+ * clock with a fraction (`performance.timeOrigin + performance.now()`) or in nanoseconds would
+ * otherwise give a profile that its saved section and its store record read back as another.
+ */
+export const profileTime = (at: number): number => Math.min(Math.max(Math.trunc(at), -LAST_DATE), LAST_DATE) + 0;
 
 /** Every ledger change and every failed model call, as serializable data: replaying them rebuilds the ledger. */
 export type NotesEvent =

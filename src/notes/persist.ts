@@ -38,6 +38,7 @@ import {
   parseCategories,
   parseCategorizedFact,
   type ProfileFact,
+  profileTime,
 } from './model.js';
 import type { JsonValue } from './store.js';
 
@@ -70,11 +71,8 @@ export interface SavedNotes {
   readonly profiles: ReadonlyArray<SavedProfile>;
 }
 
-/** The latest time a `Date` holds: what lies beyond is written as that (no clock reaches it). */
-const LAST_DATE = 8.64e15;
-
 /** Epoch milliseconds as an ISO 8601 string. */
-const isoTime = (ms: number): string => new Date(Math.min(Math.max(ms, -LAST_DATE), LAST_DATE)).toISOString();
+const isoTime = (ms: number): string => new Date(profileTime(ms)).toISOString();
 
 /** A session's fact as saved and read: its text, and its own time only where it has one. */
 const notedFact = ({ category, fact, at }: NotedFact): NotedFact => ({
@@ -176,10 +174,14 @@ const storedTime = (value: unknown): E.Either<string, number> => {
     : E.mapLeft(({ message }: { readonly message: string }) => message)(parseEventTime(value));
 };
 
-/** A time written as an ISO 8601 string (or, as sections written before, epoch milliseconds). */
+/**
+ * A time written as an ISO 8601 string (or, as sections written before, epoch milliseconds), read
+ * as a profile keeps it (`profileTime`), so what is read back is written again the same.
+ */
 const isoTimeSchema = z.unknown().transform((value, context) =>
   pipe(
     storedTime(value),
+    E.map(profileTime),
     E.getOrElseW(() => {
       context.addIssue({ code: 'custom', message: 'is not a time (an ISO 8601 string)' });
       return z.NEVER;

@@ -5,6 +5,7 @@ import {
   keepValidFacts,
   NOTES_LIMITS,
   type ProfileFact,
+  profileTime,
   sameFacts,
 } from './model.js';
 import { plainTimeOf } from '../base/time.js';
@@ -100,6 +101,6 @@ export const rewriteProfile = (ledger: NotesLedger, input: ProfileRewriteInput):
   });
   return withUserNotes(owned, user, {
     ...selectUserNotes(owned, user)!,
-    profile: { facts: attributed, consolidatedAt: at, sessionCount: profile.sessionCount },
+    profile: { facts: attributed, consolidatedAt: profileTime(at), sessionCount: profile.sessionCount },
   });
 };

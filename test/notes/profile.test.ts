@@ -5,6 +5,7 @@
  * merge in the order of their messages (item 11), a session counts once (item 13), and the
  * profile's time is an ISO string where it leaves the library (item 14).
  */
+import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
@@ -14,7 +15,10 @@ import type { NotesEvent } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { memoryNotesStore } from '../../src/notes/store.js';
+import { rewriteProfile } from '../../src/notes/rewriteProfile.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { decodeSavedState, encodeState } from '../../src/saved/savedState.js';
+import { emptyFactStore } from '../../src/core/store/state.js';
 import type { NotableFactsTracker } from '../../src/notes/trackerTypes.js';
 
 const extracted = (session: string, at: number, ...facts: Array<[string, string]>): NotesEvent => ({
@@ -217,5 +221,31 @@ describe('the profile where it leaves the library', () => {
     await second.load('maya', 's2');
     expect(text(second, 'maya', 's2')).toBe('ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan');
     expect(problems).toEqual([]);
+  });
+
+  it('a ledger merged and rewritten at any finite times deep-equals what its saved section and its saved state read back', () => {
+    // What clocks give: whole milliseconds, a fraction (performance.timeOrigin + performance.now()), nanoseconds, -0.
+    const timeArb = fc.oneof(
+      fc.integer({ min: 0, max: Date.UTC(2100, 0) }),
+      fc.double({ min: 1e12, max: 2e12, noNaN: true }),
+      fc.double({ min: -1e18, max: 1e18, noNaN: true }),
+      fc.constantFrom(-0, 1.7e18, -8.64e15 - 0.5, Number.MAX_VALUE),
+    );
+    const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+    fc.assert(
+      fc.property(timeArb, timeArb, fc.boolean(), (mergedAt, rewrittenAt, rewritten) => {
+        let ledger = replayNotes([extracted('s1', 1, ['People', 'Partner is Jordan']), merged('s1', mergedAt)]);
+        if (rewritten)
+          ledger = rewriteProfile(ledger, {
+            user: 'maya',
+            facts: [{ category: 'People', fact: 'Partner is Jordan Lee' }],
+            at: rewrittenAt,
+          });
+        expect(decodeNotes(viaJson(encodeNotes(ledger)))).toEqual(E.right(ledger));
+        const saved = decodeSavedState(viaJson(encodeState(emptyFactStore(), ledger)));
+        expect(E.isRight(saved) && saved.right.notes).toEqual(ledger);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
