@@ -7,7 +7,7 @@
  */
 import { refuseArgument } from '../base/describe.js';
 import { plainTime, plainTimeOf } from '../base/time.js';
-import { deepFreeze } from '../persistent/freeze.js';
+import { deepFreeze, frozenCopy } from '../persistent/freeze.js';
 import {
   type CategorizedFact,
   factKey,
@@ -153,7 +153,8 @@ export const consolidateGlobalFactsWithReport = (
   // A fact the session carried over from earlier messages counts as told when it was first told.
   const toldOf = (fact: NotedFact): number | undefined => fact.at ?? told;
   const { facts: incoming, unsure: unsureWithin } = distinctSessionFacts(sessionFacts, told);
-  const before = global?.facts ?? [];
+  // A profile the caller built or parsed stays theirs: the result shares, and so freezes, only a copy.
+  const before = (global === undefined ? undefined : frozenCopy(global))?.facts ?? [];
   // What this session merged before is replaced by what it says now.
   const others = session === undefined ? before : before.filter((fact) => fact.session !== session);
   const newer = (fact: ProfileFact, than: NotedFact): boolean =>

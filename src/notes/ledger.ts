@@ -7,7 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from '../base/describe.js';
-import { deepFreeze } from '../persistent/freeze.js';
+import { deepFreeze, frozenCopy } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import {
   type CategorizedFact,
@@ -97,8 +97,7 @@ export const checkedLedger = (ledger: NotesLedger): NotesLedger =>
  * built or parsed (`JSON.parse`) stays theirs, never frozen in place by a reducer that shares
  * its parts.
  */
-export const ownLedger = (ledger: NotesLedger): NotesLedger =>
-  Object.isFrozen(ledger) ? ledger : deepFreeze(structuredClone(ledger));
+export const ownLedger = (ledger: NotesLedger): NotesLedger => frozenCopy(ledger);
 
 /**
  * The ledger with the notes of `user` replaced by `notes`: one path of the users map is

@@ -58,3 +58,10 @@ export const deepFreeze = <T>(value: T): T => {
   }
   return root as T;
 };
+
+/**
+ * `value` if it is frozen (the library's own, as every value a reducer returns is), else a
+ * deeply frozen copy: a value the caller built or parsed (`JSON.parse`) stays theirs, never
+ * frozen in place by a reducer whose result shares its parts.
+ */
+export const frozenCopy = <T>(value: T): T => (Object.isFrozen(value) ? value : deepFreeze(structuredClone(value)));

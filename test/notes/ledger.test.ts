@@ -686,6 +686,47 @@ describe('a ledger the caller owns (item 15)', () => {
     createNotableFactsTracker({ complete: async () => '[]', initial });
     expect(push(initial)).not.toThrow();
   });
+
+  it('consolidateGlobalFacts leaves a profile and session facts the caller parsed unfrozen and unchanged, and merges them as their frozen originals', () => {
+    const profileArb = fc.array(
+      fc.record({ fact: factArb, session: fc.constantFrom(...SESSIONS), at: fc.integer({ min: 0, max: 9 }) }),
+      { maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(
+        fc.option(profileArb, { nil: undefined }),
+        factListArb,
+        fc.option(fc.constantFrom(...SESSIONS), { nil: undefined }),
+        fc.integer({ min: 0, max: 12 }),
+        (raw, sessionFacts, session, at) => {
+          // A profile as the library makes it (frozen), and as a backend reads it back from JSON.
+          const frozen =
+            raw === undefined
+              ? undefined
+              : consolidateGlobalFacts(
+                  undefined,
+                  raw.map(({ fact, session: from, at: told }) => ({ ...fact, session: from, at: told })),
+                  0,
+                );
+          const profile = frozen === undefined ? undefined : (JSON.parse(JSON.stringify(frozen)) as GlobalFacts);
+          const facts = JSON.parse(JSON.stringify(sessionFacts)) as CategorizedFact[];
+          const copies = structuredClone({ profile, facts });
+          const options = session === undefined ? {} : { session };
+          const merged = consolidateGlobalFactsWithReport(profile, facts, at, options);
+          const expected = consolidateGlobalFactsWithReport(frozen, sessionFacts, at, options);
+          expect({ profile, facts }).toEqual(copies);
+          expect(
+            [...(profile === undefined ? [] : [profile, ...profile.facts]), facts, ...facts].some((part) =>
+              Object.isFrozen(part),
+            ),
+          ).toBe(false);
+          expect(merged.dropped).toEqual(expected.dropped);
+          expect(merged.global).toEqual(expected.global);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
 
 describe('-0 as a time', () => {
