@@ -497,4 +497,41 @@ describe('the Node shell given arguments that are not of their kind', () => {
       { id: 'D1', text: 'use pnpm', status: 'decided' },
     ]);
   });
+  it('refuses as invalid a change that fails with no { code, message }, before and after the folder is made', async () => {
+    const { updateContext } = await import('../../src/context/node/index.js');
+    const { listing, makeRepo } = await import('./repo.js');
+    const repo = makeRepo();
+    const options = { cwd: repo, enabled: true, now: () => 1_750_000_000_000 };
+    const invalid = (message: RegExp) => E.left({ code: 'invalid', message: expect.stringMatching(message) });
+    const unreadable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('no field');
+        },
+      },
+    );
+    const failures: ReadonlyArray<readonly [unknown, RegExp]> = [
+      [null, /^the change failed with null, not a \{ code, message \}$/u],
+      ['nope', /^the change failed with a string, not a \{ code, message \}$/u],
+      [{ code: 'invalid' }, /^the change failed with an object, not a \{ code, message \}$/u],
+      [unreadable, /^the change failed with an object, not a \{ code, message \}$/u],
+    ];
+    const check = async (): Promise<void> => {
+      for (const [left, message] of failures)
+        expect(await updateContext(options, () => E.left(left) as never), String(message)).toEqual(invalid(message));
+      // A failure of its own is the change's answer, as given.
+      expect(await updateContext(options, () => E.left({ code: 'invalid', message: 'not now' }))).toEqual(
+        E.left({ code: 'invalid', message: 'not now' }),
+      );
+    };
+    // Before the context folder is made (the change is tried once first), then with it there.
+    const before = listing(repo);
+    await check();
+    expect(listing(repo)).toEqual(before);
+    expect(E.isRight(await updateContext(options, (context) => E.right({ ...context, featureRequest: 'parse' })))).toBe(
+      true,
+    );
+    await check();
+  });
 });

@@ -65,6 +65,19 @@ const storableChange = (context: SharedContext, file: ContextFile): E.Either<Con
   }
 };
 
+/**
+ * True for a failure as a change answers one, a code and a message, both texts: a Left of null,
+ * of a bare text or of a value whose fields cannot be read would reach the caller as a failure
+ * without a code, where every answer of the shell has one.
+ */
+const isFailure = (left: unknown): left is ContextError => {
+  try {
+    return isRecord(left) && typeof left['code'] === 'string' && typeof left['message'] === 'string';
+  } catch {
+    return false;
+  }
+};
+
 /** The change of one context as an edit of the file: the context under the key, changed; the rest as it was. */
 const editOne =
   (change: ContextChange, callers = false): FileEdit =>
@@ -82,7 +95,13 @@ const editOne =
     }
     if (!isEither(answer))
       return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer)}, not an Either of a context` });
-    if (E.isLeft(answer)) return answer as E.Left<ContextError>;
+    if (E.isLeft(answer))
+      return isFailure(answer.left)
+        ? (answer as E.Left<ContextError>)
+        : E.left({
+            code: 'invalid',
+            message: `the change failed with ${kindOf(answer.left)}, not a { code, message }`,
+          });
     if (!isRecord(answer.right) || !isRecord(answer.right['key']))
       return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer.right)}, not a context` });
     if (callers) {
