@@ -6,7 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf } from '../base/describe.js';
+import { describeError, kindOf } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { createHistoryLineReader, type HistoryEvent, type HistoryLineError } from '../core/history/events.js';
 import { type HistoryLine, lineBatches } from '../core/history/lines.js';
@@ -18,13 +18,20 @@ export type HistorySource = string | AsyncIterable<Uint8Array | string>;
 /** One non-blank line of a history, read: its event, or why it is not one. Both carry the line number (`line`). */
 export type ReadHistoryLine = E.Either<HistoryLineError, HistoryEvent>;
 
+/** True for an object whose `Symbol.asyncIterator` is a function; one whose field cannot be read (a Proxy) is none. */
+const isAsyncIterable = (source: object): boolean => {
+  try {
+    return typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function';
+  } catch {
+    return false;
+  }
+};
+
 /** Why `source` is no history source (neither a path nor a stream), or undefined when it is one. */
 const sourceProblem = (source: unknown): string | undefined => {
   if (typeof source === 'string')
     return source.includes('\0') ? 'the history source is a path holding U+0000, which no file name can' : undefined;
-  return typeof source === 'object' &&
-    source !== null &&
-    typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+  return typeof source === 'object' && source !== null && isAsyncIterable(source)
     ? undefined
     : `the history source is ${kindOf(source)}, not a file path or a stream of chunks (an async iterable)`;
 };
@@ -76,7 +83,8 @@ export const replayHistoryFile = async (
       next = await batches.next();
     } catch (error) {
       const where = typeof source === 'string' ? source : 'the history stream';
-      return E.left(failure('io', `cannot read ${where}: ${error instanceof Error ? error.message : String(error)}`));
+      // The stream is the caller's: it may fail with anything, a value with no text form included.
+      return E.left(failure('io', `cannot read ${where}: ${describeError(error)}`));
     }
     if (next.done === true) break;
     let going = false;

@@ -100,4 +100,43 @@ describe('replayHistoryFile', () => {
       }),
     );
   });
+  it('answers io, never a rejection, for a stream that fails with a value that has no text form', async () => {
+    const line = '{"type":"compact","maxFacts":1}\n';
+    const failingWith = (error: unknown): AsyncIterable<string> => ({
+      async *[Symbol.asyncIterator]() {
+        yield line;
+        throw error;
+      },
+    });
+    const noMessage = new Error('unread');
+    Object.defineProperty(noMessage, 'message', {
+      get: () => {
+        throw new Error('no message either');
+      },
+    });
+    const noText = {
+      toString: () => {
+        throw new Error('no text');
+      },
+    };
+    for (const error of [Object.create(null), noText, noMessage])
+      expect(await replayHistoryFile(failingWith(error))).toEqual(
+        E.left({ code: 'io', message: 'cannot read the history stream: an object with no text form' }),
+      );
+    // A source whose every field throws is no stream: said as such, not thrown at the caller.
+    const unreadable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('no field');
+        },
+      },
+    );
+    expect(await replayHistoryFile(unreadable as never)).toEqual(
+      E.left({
+        code: 'invalid_input',
+        message: 'the history source is an object, not a file path or a stream of chunks (an async iterable)',
+      }),
+    );
+  });
 });
