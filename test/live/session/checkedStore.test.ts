@@ -92,4 +92,58 @@ describe('a session over a store that answers outside the port', () => {
       E.left({ code: 'io', message: 'no space left on the device' }),
     );
   });
+  it.each([
+    ['read', E.right(null), "the store's read answered a Right of null, not a tail read"],
+    ['read', E.right({ exists: true, lines: 5 }), "the store's read answered a Right of an object, not a tail read"],
+    ['append', E.right(null), "the store's append answered a Right of null, not an append's result"],
+    ['append', E.right({ position: 1 }), "the store's append answered a Right of an object, not an append's result"],
+  ] as const)('a %s answering %j is internal, naming the call', async (call, answer, said) => {
+    const { store, arm } = faulty(call, answer);
+    const opened = await openSession('faulty', { store });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    arm();
+    expect(await opened.right.ingestResult({ role: 'implementer', taskId: '1', output: result, at: 1_000 })).toEqual(
+      E.left({ code: 'internal', message: `unexpected failure (a bug; please report it): ${said}` }),
+    );
+  });
+
+  it('a failure or an answer whose fields cannot be read is internal, naming the call', async () => {
+    const unreadable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('no field');
+        },
+      },
+    );
+    for (const [answer, said] of [
+      [E.left(unreadable), "the store's read failed with an object, not a { code, message }"],
+      [E.right(unreadable), "the store's read answered a Right of an object, not a tail read"],
+    ] as const) {
+      const { store, arm } = faulty('read', answer);
+      const opened = await openSession('faulty', { store });
+      if (E.isLeft(opened)) throw new Error(opened.left.message);
+      arm();
+      expect(await opened.right.snapshot()).toEqual(
+        E.left({ code: 'internal', message: `unexpected failure (a bug; please report it): ${said}` }),
+      );
+    }
+  });
+
+  it('a snapshot read answering a Right that is no snapshot is read past as a cache, its reason in snapshotUse()', async () => {
+    for (const answer of [E.right(null), E.right(42), E.right({ position: 'one', state: '{}' })]) {
+      const { store } = faulty('readSnapshot', answer, true);
+      const opened = await openSession('faulty', { store });
+      if (E.isLeft(opened)) throw new Error(opened.left.message);
+      expect(opened.right.snapshotUse()).toEqual({
+        used: false,
+        reason: expect.stringMatching(
+          /^unexpected failure \(a bug; please report it\): the store's readSnapshot answered a Right of (null|a number|an object), not a snapshot or undefined$/u,
+        ),
+      });
+      expect(await opened.right.ingestResult({ role: 'implementer', taskId: '1', output: result, at: 1_000 })).toEqual(
+        E.right(expect.objectContaining({ line: 1 })),
+      );
+    }
+  });
 });
