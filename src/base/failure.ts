@@ -35,3 +35,22 @@ export const isEither = (value: unknown): value is E.Either<unknown, unknown> =>
   typeof value === 'object' &&
   value !== null &&
   ((value as E.Either<unknown, unknown>)._tag === 'Left' || (value as E.Either<unknown, unknown>)._tag === 'Right');
+
+/**
+ * True for a failure as a caller's function (a store, a change) must answer one: an object with a
+ * code and a message, both texts. A `Left` of null or of a bare text would otherwise reach a caller
+ * as a failure without a code. Never throws: a value whose fields cannot be read is none.
+ */
+export const isFailure = (value: unknown): value is Failure => {
+  try {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      typeof (value as Failure).code === 'string' &&
+      typeof (value as Failure).message === 'string'
+    );
+  } catch {
+    return false;
+  }
+};

@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describeError, kindOf } from '../../base/describe.js';
-import { isEither } from '../../base/failure.js';
+import { isEither, isFailure } from '../../base/failure.js';
 import { isRecord, readOnce } from '../../base/record.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, normalizeKeyPart, parseContextKey } from '../key.js';
@@ -65,19 +65,6 @@ const storableChange = (context: SharedContext, file: ContextFile): E.Either<Con
   }
 };
 
-/**
- * True for a failure as a change answers one, a code and a message, both texts: a Left of null,
- * of a bare text or of a value whose fields cannot be read would reach the caller as a failure
- * without a code, where every answer of the shell has one.
- */
-const isFailure = (left: unknown): left is ContextError => {
-  try {
-    return isRecord(left) && typeof left['code'] === 'string' && typeof left['message'] === 'string';
-  } catch {
-    return false;
-  }
-};
-
 /** The change of one context as an edit of the file: the context under the key, changed; the rest as it was. */
 const editOne =
   (change: ContextChange, callers = false): FileEdit =>
@@ -96,6 +83,7 @@ const editOne =
     if (!isEither(answer))
       return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer)}, not an Either of a context` });
     if (E.isLeft(answer))
+      // A Left of null or of a bare text would reach the caller as a failure without a code.
       return isFailure(answer.left)
         ? (answer as E.Left<ContextError>)
         : E.left({

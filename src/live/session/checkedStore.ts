@@ -10,13 +10,9 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf } from '../../base/describe.js';
-import { internalFailureSaying, isEither } from '../../base/failure.js';
+import { internalFailureSaying, isEither, isFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { type SessionFollower, type SessionStore, type SessionStoreError } from './store.js';
-
-/** True for a failure as the port's calls answer them: a code and a message, both texts. */
-const isStoreFailure = (left: unknown): boolean =>
-  isRecord(left) && typeof left['code'] === 'string' && typeof left['message'] === 'string';
 
 /** A line number or a position in a log: a whole number, 0 or more. */
 const isLineNumber = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
@@ -95,7 +91,7 @@ const checkedAnswer = async <L, T>(
   if (!holds(() => isEither(answer)))
     return E.left(internalFailureSaying(`the store's ${call} answered ${kindOf(answer)}, not an Either`));
   const either = answer as E.Either<unknown, unknown>;
-  if (E.isLeft(either) && !holds(() => isStoreFailure(either.left)))
+  if (E.isLeft(either) && !isFailure(either.left))
     return E.left(
       internalFailureSaying(`the store's ${call} failed with ${kindOf(either.left)}, not a { code, message }`),
     );
