@@ -442,6 +442,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
         // An id no task record can hold is refused as compilePrompt refuses it, not dropped unsaid.
         const id = normalizeTaskId(taskId);
         if (E.isLeft(id)) return E.left(invalidInput(id.left));
+        if (typeof taskPrompt !== 'string') return E.left(invalidInput('taskPrompt must be a string'));
         const time = timeOf(at);
         if (E.isLeft(time)) return time;
         const [state, events] = recordPrompt(shell.getState(), { taskId, taskPrompt, at: time.right });

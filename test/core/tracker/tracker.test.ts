@@ -733,6 +733,19 @@ describe('tracker properties', () => {
     expect(tracker.getSnapshot()).toBe(before);
   });
 
+  it('recordPrompt refuses a prompt that is no text, as compilePrompt does, and records nothing', () => {
+    const tracker = createFactTracker({ clock: () => 5 });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    const before = tracker.getSnapshot();
+    for (const taskPrompt of [42, null, undefined, ['Fix src/a.ts'], { text: 'Fix src/a.ts' }]) {
+      const recorded = tracker.recordPrompt('2', taskPrompt as string, 5);
+      const compiled = tracker.previewPrompt({ taskId: '2', taskPrompt: taskPrompt as string });
+      expect(recorded).toEqual(E.left(expect.objectContaining({ code: 'invalid_input' })));
+      expect(E.isLeft(recorded) && recorded.left.message).toBe(compiled.error?.message);
+    }
+    expect(tracker.getSnapshot()).toBe(before);
+  });
+
   it('recordPrompt changes the store exactly as compilePrompt of the same prompt at the same time does', () => {
     const prompt = fc.record({
       taskId: fc.constantFrom('1', '2', 'task-3', '', ' 4 ', 'x'.repeat(60)),
