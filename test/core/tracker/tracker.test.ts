@@ -738,8 +738,8 @@ describe('tracker properties', () => {
     tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
     const before = tracker.getSnapshot();
     for (const taskPrompt of [42, null, undefined, ['Fix src/a.ts'], { text: 'Fix src/a.ts' }]) {
-      const recorded = tracker.recordPrompt('2', taskPrompt as string, 5);
-      const compiled = tracker.previewPrompt({ taskId: '2', taskPrompt: taskPrompt as string });
+      const recorded = tracker.recordPrompt('2', taskPrompt as never, 5);
+      const compiled = tracker.previewPrompt({ taskId: '2', taskPrompt: taskPrompt as never });
       expect(recorded).toEqual(E.left(expect.objectContaining({ code: 'invalid_input' })));
       expect(E.isLeft(recorded) && recorded.left.message).toBe(compiled.error?.message);
     }
