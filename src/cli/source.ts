@@ -57,10 +57,13 @@ const OPENING_KEY = /^"(?:[^"\\]|\\.)*"\s*:/u;
  * gives it) opening with a field of an event: a history pretty-printed (`jq .`), each event over
  * several lines, which no saved state opens with, whatever the order of its keys.
  */
-export const isSpreadHistoryStart = (nextLine: string): boolean => {
-  const key = OPENING_KEY.exec(nextLine)?.[0].replace(/\s*:$/u, '');
-  const name = key === undefined ? undefined : parsedLine(key)?.value;
-  return (HISTORY_EVENT_FIELDS as ReadonlyArray<unknown>).includes(name);
+export const isSpreadHistoryStart = (nextLine: string): boolean =>
+  (HISTORY_EVENT_FIELDS as ReadonlyArray<unknown>).includes(openingKeyOf(nextLine));
+
+/** The name of the key `line` opens with (`"type": "prompt",` gives `type`), if it opens with one. */
+export const openingKeyOf = (line: string): unknown => {
+  const key = OPENING_KEY.exec(line)?.[0].replace(/\s*:$/u, '');
+  return key === undefined ? undefined : parsedLine(key)?.value;
 };
 
 /** True when `firstLine` (as `isSavedStateStart` takes it) is a dispatch history's event: a JSON object whose `type` is one. */
@@ -76,6 +79,12 @@ export const firstLineOf = (text: string): string => {
   const rest = text.slice(start, start + HISTORY_LINE_LIMITS.length + 1);
   const end = rest.search(LINE_BREAK);
   return end === -1 ? rest : rest.slice(0, end);
+};
+
+/** The line with text after the first one of `text`, as `firstLineOf` gives it ('' when there is none). */
+export const nextLineOf = (text: string): string => {
+  const start = text.search(FIRST_VISIBLE);
+  return start === -1 ? '' : firstLineOf(text.slice(start + firstLineOf(text).length));
 };
 
 /** Reads a saved state, or says in one line why it cannot: never a half-loaded store. */

@@ -22,6 +22,9 @@ import type { ModelOutcome } from './port.js';
 /** The kinds of line a conversation log holds. */
 export const NOTES_LOG_TYPES = Object.freeze(['user', 'assistant', 'extraction', 'endStage', 'rewrite'] as const);
 
+/** The fields a line of a conversation log may hold. */
+export const NOTES_LOG_FIELDS = Object.freeze(['type', 'at', 'user', 'session', 'text', 'response', 'error'] as const);
+
 /** A message of the user or of the assistant. */
 export interface NotesLogMessage {
   readonly type: 'user' | 'assistant';

@@ -183,6 +183,38 @@ describe('fact-tracker notes replay', () => {
     }
   });
 
+  it('says a log pretty-printed over several lines (jq .) is one, rather than call it a saved state', async () => {
+    const spread = (lines: ReadonlyArray<string>, indent: string | number = 2): string =>
+      lines.map((line) => `${JSON.stringify(JSON.parse(line), null, indent)}\n`).join('');
+    const log = readFileSync(join(ROOT, EXAMPLE), 'utf8').split('\n').slice(0, 3);
+    const history = readFileSync(join(ROOT, 'examples', 'web-api-session.jsonl'), 'utf8')
+      .split('\n')
+      .slice(0, 3);
+    for (const [file, text] of [
+      ['talk.json', spread(log)],
+      ['tabs.json', spread(log, '\t')],
+      ['h.json', spread(history)],
+    ] as const) {
+      const result = await runNotes(['notes', 'replay', file, '--save', 'out.json'], { [file]: text });
+      expect(result).toMatchObject({
+        status: 1,
+        stdout: '',
+        stderr: `fact-tracker notes: ${file} is written over several lines (pretty-printed, as jq . writes it), not one JSON object a line: write it with jq -c . and read that\n`,
+      });
+      expect(result.written.size).toBe(0);
+    }
+    // A saved state pretty-printed is still one.
+    const state = JSON.stringify(
+      { format: 'session-fact-tracker/state', version: 1, maxValidFacts: 1000, pairs: [] },
+      null,
+      2,
+    );
+    const stateRun = await runNotes(['notes', 'replay', 'st.json'], { 'st.json': `${state}\n` });
+    expect(stateRun.stderr).toBe(
+      'fact-tracker notes: st.json is a saved state, not a conversation log: read its facts with fact-tracker facts st.json\n',
+    );
+  });
+
   it.each([
     [['notes'], 'fact-tracker notes: missing subcommand: replay (see fact-tracker notes --help)\n'],
     [

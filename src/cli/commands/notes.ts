@@ -8,7 +8,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { DEFAULT_HISTORY_TURNS } from '../../notes/conversation.js';
 import { formatGlobalFacts, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from '../../notes/format.js';
 import type { CategorizedFact } from '../../notes/model.js';
-import type { NotesLogError } from '../../notes/log.js';
+import { NOTES_LOG_FIELDS, type NotesLogError } from '../../notes/log.js';
 import { encodeProfile } from '../../notes/persist.js';
 import { replayConversationLog } from '../../notes/replay.js';
 import type {
@@ -25,16 +25,35 @@ import type { CliIo } from '../io.js';
 import { saveSection } from '../saveSection.js';
 import { count, formatTime, number, tokenCount } from '../render.js';
 import { createStyle, type Style } from '../style.js';
-import { firstLineOf, isHistoryEventStart, isSavedStateStart } from '../source.js';
+import {
+  firstLineOf,
+  isHistoryEventStart,
+  isSavedStateStart,
+  isSpreadHistoryStart,
+  nextLineOf,
+  openingKeyOf,
+} from '../source.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
 /**
- * Why `file` is read as another kind of file than a conversation log, when its first line says
- * so: a saved state, or a dispatch history, each pointed to the command that reads it rather
- * than reported as a log of bad lines.
+ * True when a document whose first line is `{` alone goes on with `nextLine` opening with a
+ * field of a conversation log's line or of a dispatch history's event: a log pretty-printed
+ * (`jq .`), each line over several, which no saved state opens with.
+ */
+const isSpreadLogStart = (nextLine: string): boolean => {
+  const key = openingKeyOf(nextLine);
+  return (NOTES_LOG_FIELDS as ReadonlyArray<unknown>).includes(key) || isSpreadHistoryStart(nextLine);
+};
+
+/**
+ * Why `file` is read as another kind of file than a conversation log, when its first lines say
+ * so: a log pretty-printed over several lines, a saved state, or a dispatch history, each
+ * pointed to what reads it rather than reported as a log of bad lines.
  */
 const otherKindOfFile = (text: string, file: string): string | undefined => {
   const first = firstLineOf(text);
+  if (first.trimEnd() === '{' && isSpreadLogStart(nextLineOf(text)))
+    return `${file === '-' ? 'standard input' : file} is written over several lines (pretty-printed, as jq . writes it), not one JSON object a line: write it with jq -c . and read that`;
   if (isSavedStateStart(first))
     return `${file} is a saved state, not a conversation log: read its facts with fact-tracker facts ${file}`;
   if (isHistoryEventStart(first))
