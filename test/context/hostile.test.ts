@@ -900,6 +900,22 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
     expectOneLineFailure(ran, /^fact-tracker context: the current directory no longer exists/u);
   });
 
+  it('d2: a current directory this user may not enter is one line naming it, not a failing git', async () => {
+    const repo = makeRepo();
+    const root = process.getuid?.() === 0;
+    // Root enters any folder: the command runs as another user, started in the folder before the switch.
+    if (root) chmodSync(repo, 0o000);
+    const ran = await runBinary(
+      ['context', 'show'],
+      root ? { cwd: repo, uid: 65534 } : { cwd: repo, shell: 'chmod 000 . && exec "$@"' },
+    );
+    chmodSync(repo, 0o700);
+    expectOneLineFailure(
+      ran,
+      /^fact-tracker context: cannot use the working directory \/\S+: permission denied \(it cannot be entered, so git cannot run there\)\n$/u,
+    );
+  });
+
   it('e: with the flag unset and no config file, the only git run is the one that finds the root', async () => {
     const repo = makeRepo();
     const { path, log } = loggingGit();

@@ -156,16 +156,30 @@ export const gitFailed = (failure: GitFailure): ContextError => ({
     : `git failed: ${failure.message}`,
 });
 
+/** True when this process may enter the folder `dir` (search it), as a process started there must. */
+const mayEnter = (dir: string): Promise<boolean> =>
+  fs.access(dir, fs.constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+
 /**
  * Where `cwd` is: the top level of its repository's working tree (a directory with a `.git`
  * entry is its own top level, which saves a git process in the common case), or a folder
  * outside any repository. A bare repository and a `.git` directory have no working tree to
- * keep context in: refused, as is a git that fails for another reason (git's first line).
+ * keep context in: refused, as are a folder this user may not enter (where no git can run) and
+ * a git that fails for another reason (git's first line).
  */
 export const locateRepository = async (cwd: string): Promise<E.Either<ContextError, RepositoryLocation>> => {
   const stat = await fs.stat(cwd).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory())
     return E.left({ code: 'io', message: `the working directory ${cwd} does not exist (was it deleted?)` });
+  // Git runs in it: a folder this user may not enter would fail every git as "spawn git EACCES".
+  if (!(await mayEnter(cwd)))
+    return E.left({
+      code: 'io',
+      message: `cannot use the working directory ${cwd}: permission denied (it cannot be entered, so git cannot run there)`,
+    });
   if (path.basename(cwd) !== '.git' && (await fs.lstat(path.join(cwd, '.git')).catch(() => undefined)) !== undefined)
     return E.right({ kind: 'git', root: cwd });
   const top = await runGit(cwd, ['rev-parse', '--show-toplevel']);
