@@ -293,8 +293,9 @@ const missingTarget = async (file: string): Promise<E.Either<string, { path: str
  * Where an update of FILE lands and the mode it keeps: FILE itself when nothing is there yet, the
  * file a link to nothing links to (made new: the link stays), else the regular file FILE is or
  * links to, with its permission bits.
- * Anything else (a folder, a device such as /dev/null, a pipe, a read-only file) is refused,
- * before any lock is taken beside it: replacing it would lose it, or wait on it forever.
+ * Anything else (a folder, a device such as /dev/null, a pipe, a read-only file, a file behind a
+ * folder this user may not enter) is refused, before any lock is taken beside it: replacing it
+ * would lose it, or wait on it forever.
  */
 const updateTarget = async (file: string): Promise<E.Either<string, { path: string; mode?: number }>> => {
   try {
@@ -309,7 +310,9 @@ const updateTarget = async (file: string): Promise<E.Either<string, { path: stri
         if (!isOutsideFailure(failure)) throw failure;
         return E.left(`cannot save into ${file}: ${describeFailure(failure)}`);
       });
-    if (error.code === 'EACCES' || error.code === 'EPERM') return E.left(`cannot save into ${file}: it is read-only`);
+    // Looking a file up needs no permission on it, only on the folders that lead to it.
+    if (error.code === 'EACCES' || error.code === 'EPERM')
+      return E.left(`cannot save into ${file}: permission denied (a folder on its path may not be entered)`);
     return E.left(`cannot save into ${file}: ${describeFailure(error)}`);
   }
 };

@@ -187,6 +187,30 @@ describe('--save into a saved state another command wrote', () => {
     expect(statSync(file).mode & 0o777).toBe(0o444);
   });
 
+  it('says permission denied, not read-only, for a state in a folder this user may not enter', async () => {
+    const dir = tempDir('save-unsearchable-');
+    const file = join(dir, 'state.json');
+    chmodSync(dir, 0o000);
+    // Root enters any folder: the command runs as another user then (the history comes on standard input).
+    const as = process.getuid?.() === 0 ? { uid: 65534, env: {} } : {};
+    const history = readFileSync(HISTORY, 'utf8');
+    const refused = [
+      await runCli(['replay', '-', '--json', '--save', file], history, as),
+      await runCli(['notes', 'replay', '-', '--json', '--save', file], readFileSync(CONVERSATIONS, 'utf8'), as),
+    ];
+    chmodSync(dir, 0o700);
+    for (const [command, run] of [
+      ['replay', refused[0]!],
+      ['notes', refused[1]!],
+    ] as const) {
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(
+        `fact-tracker ${command}: cannot save into ${file}: permission denied (a folder on its path may not be entered)\n`,
+      );
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('saves when the reader of the report closes it early (| head), and exits with the replay status', async () => {
     const dir = tempDir('save-head-');
     // The example 8 times over, its tasks renamed: a report of about 240 KB, nearly four times what a
