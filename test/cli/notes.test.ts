@@ -183,6 +183,15 @@ describe('fact-tracker notes replay', () => {
     }
   });
 
+  it('reads at most 256 MiB of a conversation log: an endless file is refused in one line, not read until memory runs out', async () => {
+    const { status, stdout, stderr } = await runCli(['notes', 'replay', '/dev/zero']);
+    expect(status).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      'fact-tracker notes: cannot read /dev/zero: it is larger than the 268,435,456 bytes it may have\n',
+    );
+  });
+
   it('says a log pretty-printed over several lines (jq .) is one, rather than call it a saved state', async () => {
     const spread = (lines: ReadonlyArray<string>, indent: string | number = 2): string =>
       lines.map((line) => `${JSON.stringify(JSON.parse(line), null, indent)}\n`).join('');

@@ -263,6 +263,13 @@ const save = (
           TE.map(() => result),
         );
 
+/**
+ * The most of a conversation log the command reads: it replays the log as one text, so an
+ * endless input (`/dev/zero`, a stream that never ends) would be read until memory ran out.
+ * Far above any conversation's log, and well below the longest text the engine can hold.
+ */
+const MAX_LOG_BYTES = 256 * 1024 * 1024;
+
 /** Replays the conversation log, saves the ledger when asked, and prints the report; resolves to the exit status. */
 export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
@@ -270,7 +277,7 @@ export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string
     TE.apS(
       'text',
       pipe(
-        () => io.readText(command.file),
+        () => io.readText(command.file, MAX_LOG_BYTES),
         TE.chainEitherK((text) => {
           const other = otherKindOfFile(text, command.file);
           return other === undefined ? E.right(text) : E.left(other);
