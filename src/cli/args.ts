@@ -245,6 +245,14 @@ const parseMcp = (values: OptionValues, positionals: string[]): E.Either<UsageEr
 const pattern = (values: OptionValues): E.Either<UsageError, RegExp | undefined> => {
   const source = stringOption(values, 'reviewer-pattern');
   if (source === undefined) return E.right(undefined);
+  // An empty pattern matches every agent type: every subagent's answer would be read as a review.
+  if (source === '')
+    return E.left(
+      usageError(
+        'hook',
+        `--reviewer-pattern is empty, a pattern every agent type matches: give the words of your reviewers' types, or leave it out for "review"`,
+      ),
+    );
   try {
     return E.right(new RegExp(source, 'iu'));
   } catch (error) {

@@ -556,6 +556,10 @@ describe("failures that are not the user's", () => {
         '--reviewer-pattern "(" is not a regular expression (see fact-tracker hook --help)',
       ],
       [
+        ['hook', '--reviewer-pattern='],
+        '--reviewer-pattern is empty, a pattern every agent type matches: give the words of your reviewers\' types, or leave it out for "review" (see fact-tracker hook --help)',
+      ],
+      [
         ['hook', '--max-facts', '-1'],
         '--max-facts needs a value; a value that starts with a dash is written --max-facts=VALUE (see fact-tracker hook --help)',
       ],
