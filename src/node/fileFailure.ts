@@ -18,6 +18,7 @@ const REASONS: Readonly<Record<string, string>> = {
   ELOCKED: 'another process held the lock for too long',
   ENOTREG: 'it is not a regular file (a FIFO, a socket or a device), which is not opened',
   ENXIO: 'it is not a regular file (a FIFO, a socket or a device), which is not opened',
+  EHARDLINK: 'it is a hard link (a file with another name, maybe outside its folder), which is not written',
 };
 
 /** The `code` of a failed call (`ENOENT`, ...), or '' when it has none. */

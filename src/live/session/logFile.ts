@@ -123,11 +123,15 @@ export const readFully = (fd: number, position: number, length: number): Buffer 
  */
 const NON_BLOCKING = constants.O_NONBLOCK ?? 0;
 
+/** Opened to write (append or cut short), not only to read. */
+const WRITING = constants.O_WRONLY | constants.O_RDWR;
+
 /**
  * Runs `work` on `file` opened with `flags`, closing it whatever happens. Only a regular file (or
  * a directory, to flush its entries) is worked on: a symbolic link is refused by the open
  * itself (ELOOP), and a FIFO, socket or device, opened without waiting, is refused (ENOTREG)
- * before `work` reads or writes it.
+ * before `work` reads or writes it. A file with another name (a hard link, which may be any
+ * file outside the folder) is never written (EHARDLINK): the open alone changes none of it.
  */
 export const withFile = <T>(file: string, flags: number, work: (fd: number) => T): T => {
   const fd = openSync(file, flags | NO_FOLLOW | NON_BLOCKING, 0o644);
@@ -135,6 +139,8 @@ export const withFile = <T>(file: string, flags: number, work: (fd: number) => T
     const stat = fstatSync(fd);
     if (!stat.isFile() && !stat.isDirectory())
       throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' });
+    if ((flags & WRITING) !== 0 && stat.isFile() && stat.nlink > 1)
+      throw Object.assign(new Error(`${file} has other names`), { code: 'EHARDLINK' });
     return work(fd);
   } finally {
     closeSync(fd);
@@ -330,7 +336,9 @@ export const setAsideTail = async (
   at: number,
 ): Promise<E.Either<SessionError, SetAsideLine>> => {
   try {
-    const tail = withFile(file, constants.O_RDONLY, (fd) => readFully(fd, end, fstatSync(fd).size - end));
+    // Opened to write, as it is to cut the tail off: a log that may not be written (a hard link)
+    // is refused before anything is set aside.
+    const tail = withFile(file, constants.O_RDWR, (fd) => readFully(fd, end, fstatSync(fd).size - end));
     const record = {
       setAsideAt: new Date(at).toISOString(),
       line,

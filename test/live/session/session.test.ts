@@ -9,6 +9,7 @@ import {
   appendFileSync,
   closeSync,
   existsSync,
+  linkSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -1022,6 +1023,29 @@ describe('a live session', () => {
       E.left(expect.objectContaining({ code: 'io', message: expect.stringContaining('symbolic link') })),
     );
     expect(readFileSync(join(outside, 'target.jsonl'), 'utf8')).toBe('');
+  });
+
+  it('writes nothing through a hard link: a log with another name may be a file outside the folder', async () => {
+    const cwd = tempDir('session-');
+    const outside = join(tempDir('outside-'), 'victim.jsonl');
+    // A complete line, then a torn one that a writer would cut off and set aside.
+    const before = `${JSON.stringify({ type: 'prompt', taskId: '1', at: 1, taskPrompt: 'x' })}\nprecious, no line break`;
+    writeFileSync(outside, before);
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    linkSync(outside, join(directory, 'linked.jsonl'));
+    const mtime = statSync(outside).mtimeMs;
+    const opened = await openSession('linked', { cwd });
+    const compiled = E.isLeft(opened)
+      ? opened
+      : await opened.right.compileContext({ taskId: '2', taskPrompt: 'Read src/a.ts', at: 2_000 });
+    expect(compiled).toEqual(
+      E.left(expect.objectContaining({ code: 'io', message: expect.stringContaining('hard link') })),
+    );
+    expect(readFileSync(outside, 'utf8')).toBe(before);
+    expect(statSync(outside).mtimeMs).toBe(mtime);
+    // Refused before its torn line is copied aside.
+    expect(readdirSync(directory)).toEqual(['linked.jsonl']);
   });
 
   it('refuses at once a FIFO in place of a log or of its snapshot, never waiting on it (run in a child, killed if it hangs)', () => {
