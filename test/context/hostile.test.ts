@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -355,6 +356,26 @@ describe.concurrent(
       expect(existsSync(join(repo, 'data', 'context', 'planning_sessions.local.json'))).toBe(false);
       expect(git(repo, 'status', '--porcelain', '--', 'src')).toBe('');
       expect(storedFile(repo).contexts[0]!.lastRun?.status).toBe('failed');
+    });
+
+    it('a .gitignore in the context folder that is a hard link to a file outside: that file is never written', async () => {
+      const repo = makeRepo();
+      const outside = join(tempDir('outside-'), 'victim');
+      writeFileSync(outside, 'outside\n');
+      utimesSync(outside, new Date(NOW - 60_000), new Date(NOW - 60_000));
+      mkdirSync(join(repo, 'data', 'context'), { recursive: true });
+      linkSync(outside, join(repo, 'data', 'context', '.gitignore'));
+      const written = loadedOf(
+        await writeContext(PLANNING(repo), { ...FAILURE, sessions: { codex: { id: 'sess-1' } } }),
+      );
+      expect(readFileSync(outside, 'utf8')).toBe('outside\n');
+      expect(statSync(outside).mtimeMs).toBe(NOW - 60_000);
+      expect(written.warnings).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^cannot add \*\.local\.json to data\/context\/\.gitignore: it is a hard link/u),
+        ]),
+      );
+      expect(existsSync(join(repo, 'data', 'context', 'planning_sessions.local.json'))).toBe(false);
     });
   },
 );

@@ -102,7 +102,8 @@ export interface GitVisibility {
 /**
  * Appends the sessions rule to the context folder's `.gitignore` (a team's own file that lacks
  * it). Only to a regular file in the folder: a link is not followed (git does not read a linked
- * `.gitignore`, and a hostile repository could point it at any file), nor is a FIFO waited on.
+ * `.gitignore`, and a hostile repository could point it at any file), a hard link is not written,
+ * nor is a FIFO waited on.
  */
 const addSessionsRule = (scope: Scope): E.Either<ContextError, void> => {
   const what = `cannot add ${SESSIONS_RULE} to ${scope.display(scope.paths.gitignore)}`;
@@ -112,7 +113,10 @@ const addSessionsRule = (scope: Scope): E.Either<ContextError, void> => {
       scope.paths.gitignore,
       constants.O_RDWR | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
     );
-    if (!fstatSync(fd).isFile()) return E.left(ioFailure(what, { code: 'ENOTREG' }));
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return E.left(ioFailure(what, { code: 'ENOTREG' }));
+    // A file with another name (a hard link) may be any file outside the folder.
+    if (stat.nlink > 1) return E.left(ioFailure(what, { code: 'EHARDLINK' }));
     const present = readFileSync(fd, 'utf8');
     writeFileSync(
       fd,
