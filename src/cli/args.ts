@@ -328,9 +328,11 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
   const [first, ...rest] = argv;
   if (first === undefined) return E.left({ message: `missing command: one of ${COMMAND_NAMES.join(', ')}` });
   if (first === '--version' || first === '-V')
-    return rest.length === 0
-      ? E.right({ name: 'version' })
-      : E.left({ message: `${first} takes no arguments (given ${JSON.stringify(rest[0])})` });
+    return hasFlag(rest, '--help', '-h')
+      ? E.right({ name: 'help' })
+      : rest.length === 0
+        ? E.right({ name: 'version' })
+        : E.left({ message: `${first} takes no arguments (given ${JSON.stringify(rest[0])})` });
   if (first === '--help' || first === '-h') return E.right({ name: 'help' });
   if (first === 'help') {
     const topic = rest[0];

@@ -113,6 +113,8 @@ describe('help and version', () => {
     [['facts', '--help'], 'Usage: fact-tracker facts FILE'],
     [['explain', '--help'], 'Usage: fact-tracker explain FILE --line N'],
     [['schema', '--help'], 'Usage: fact-tracker schema implementer|reviewer'],
+    [['--version', '--help'], 'Usage:\n  fact-tracker replay FILE'],
+    [['-V', '-h'], 'Usage:\n  fact-tracker replay FILE'],
   ])('%j prints help', async (argv, start) => {
     const result = await runInMemory(argv);
     expect(result.status).toBe(0);
