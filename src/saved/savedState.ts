@@ -132,6 +132,15 @@ const pathOf = (issue: IssuePath, up = 0): string => {
 
 const notAnObject = (issue: IssuePath): string => `${pathOf(issue)} is not an object`;
 
+const OUTSIDE_YEARS = 'is not a time within the years 0000 to 9999';
+
+/**
+ * A saved time, as an event's (`parseEventTime`): a replay records no other, and every place that
+ * shows a time shows it as an ISO-8601 one, which no time outside these years can be.
+ */
+const withinYears = <T extends z.ZodType<number>>(time: T) =>
+  time.refine(isWithinYears, { error: (issue) => `${pathOf(issue)} ${OUTSIDE_YEARS}` });
+
 const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a prompt and a finite time`;
 
 const incompleteFile = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a subject and a relation`;
@@ -170,10 +179,9 @@ const TombstoneSchema = z
     {
       subject: tombstoneField,
       relation: tombstoneField,
-      invalidatedAt: z
-        .number({ error: incompleteTombstone })
-        .refine(Number.isFinite, { error: incompleteTombstone })
-        .transform(plainTime),
+      invalidatedAt: withinYears(
+        z.number({ error: incompleteTombstone }).refine(Number.isFinite, { error: incompleteTombstone }),
+      ).transform(plainTime),
     },
     { error: notAnObject },
   )
@@ -186,7 +194,7 @@ const RecordedPromptSchema = z.object(
   {
     taskId: z.string({ error: incompletePrompt }).min(1, { error: incompletePrompt }),
     prompt: z.string({ error: incompletePrompt }),
-    at: z.number({ error: incompletePrompt }).transform(plainTime),
+    at: withinYears(z.number({ error: incompletePrompt })).transform(plainTime),
   },
   { error: notAnObject },
 );
@@ -211,6 +219,7 @@ const decodeAssertions = (
     const at = ['assertions', i];
     const fact = parseNewFact(value);
     if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left.message}` });
+    if (!isWithinYears(fact.right.validFrom)) return E.left({ path: at, message: `: validFrom ${OUTSIDE_YEARS}` });
     if (fact.right.subject !== subject || fact.right.relation !== relation)
       return E.left({ path: at, message: 'belongs to another pair' });
     const key = `${fact.right.id}@${fact.right.validFrom}`;
@@ -238,7 +247,7 @@ const PairLogSchema = (seen: Set<string>) =>
         subject: z.string({ error: nameless }),
         relation: z.string({ error: nameless }),
         assertions: z.array(z.unknown(), { error: notAssertions }).min(1, { error: notAssertions }),
-        clears: z.array(z.number({ error: notTimes(1) }), { error: notTimes(0) }),
+        clears: z.array(withinYears(z.number({ error: notTimes(1) })), { error: notTimes(0) }),
       },
       { error: notAnObject },
     )
@@ -288,7 +297,7 @@ const SavedStateSchema = () =>
       lastEventAt: z
         .number({ error: 'saved state lastEventAt is not a finite time' })
         // As an event's time (`parseEventTime`): a replay records no other, and a history goes on from it.
-        .refine(isWithinYears, 'saved state lastEventAt is not a time within the years 0000 to 9999')
+        .refine(isWithinYears, `saved state lastEventAt ${OUTSIDE_YEARS}`)
         .transform(plainTime)
         .optional(),
       tombstones: z.array(TombstoneSchema, { error: 'saved state tombstones is not an array' }).optional(),

@@ -1,12 +1,21 @@
 /**
  * `decodeState` over documents no JSON text gives: it answers each with a value (`invalid_state`
  * when it cannot be read), never an exception. And the store's bound, which it reads only as
- * `encodeState` writes it.
+ * `encodeState` writes it, and its times, which it reads only within the years an event's can be.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_VALID_FACTS, decodeState, emptyFactStore, encodeState, replayHistory } from '../../src/index.js';
+import { parseSavedState } from '../../src/cli/source.js';
+import {
+  DEFAULT_MAX_VALID_FACTS,
+  decodeState,
+  emptyFactStore,
+  encodeState,
+  makeFact,
+  parseIsoTime,
+  replayHistory,
+} from '../../src/index.js';
 import { implementer, reviewer } from '../fixtures/results.js';
 
 const history = [
@@ -129,6 +138,95 @@ describe("a saved state's maxValidFacts", () => {
         const byHand = encodeState({ ...store, maxValidFacts: bound });
         expect(byHand.maxValidFacts).toBe(emptyFactStore({ maxValidFacts: bound }).maxValidFacts);
         expect(E.isRight(decodeState(JSON.parse(JSON.stringify(byHand))))).toBe(true);
+      }),
+    );
+  });
+});
+
+describe("a saved state's times", () => {
+  const iso = (text: string): number => E.getOrElse((): number => Number.NaN)(parseIsoTime(text));
+  const earliest = iso('0000-01-01T00:00:00Z');
+  const latest = iso('9999-12-31T23:59:59.999Z');
+
+  /** A document holding `time` in every time field a saved state has, as `encodeState` writes one. */
+  const timed = (time: number): Record<string, unknown> => ({
+    format: 'session-fact-tracker/state',
+    version: 1,
+    maxValidFacts: DEFAULT_MAX_VALID_FACTS,
+    pairs: [{ subject: 'src/a.ts', relation: 'modified_by', assertions: [fileFact(time)], clears: [time] }],
+    prompts: [{ taskId: '1', prompt: 'fix src/a.ts', at: time }],
+    lastEventAt: time,
+    tombstones: [{ subject: 'src/gone.ts', relation: 'modified_by', invalidatedAt: time }],
+  });
+  const fileFact = (validFrom: number) =>
+    makeFact({
+      subject: 'src/a.ts',
+      relation: 'modified_by',
+      object: 'task:1',
+      tags: ['file_change'],
+      validFrom,
+      sourceTaskId: '1',
+      sourceRole: 'implementer',
+      confidence: 1,
+    });
+
+  /** Each time field of `timed`, the document with `time` there alone, and how a refusal names it. */
+  const fields = (time: number): Array<readonly [Record<string, unknown>, string]> => {
+    const at = (edit: (document: ReturnType<typeof timed>) => void, name: string) => {
+      const document = timed(0);
+      edit(document);
+      return [document, name] as const;
+    };
+    type Pair = { assertions: unknown[]; clears: number[] };
+    const pair = (document: Record<string, unknown>) => (document['pairs'] as Pair[])[0]!;
+    return [
+      at((d) => (pair(d).assertions[0] = fileFact(time)), 'pairs[0].assertions[0]: validFrom'),
+      at((d) => (pair(d).clears = [time]), 'pairs[0].clears[0]'),
+      at((d) => ((d['prompts'] as Array<Record<string, unknown>>)[0]!['at'] = time), 'prompts[0].at'),
+      at(
+        (d) => ((d['tombstones'] as Array<Record<string, unknown>>)[0]!['invalidatedAt'] = time),
+        'tombstones[0].invalidatedAt',
+      ),
+      at((d) => (d['lastEventAt'] = time), 'saved state lastEventAt'),
+    ];
+  };
+
+  it('refuses a time outside the years 0000 to 9999 wherever the state holds one, naming the field and the fact', () => {
+    for (const time of [1e17, -1e17, 8.64e15 + 1, latest + 1, earliest - 1, Number.MAX_VALUE])
+      for (const [document, name] of fields(time))
+        expect(decodeState(JSON.parse(JSON.stringify(document)))).toEqual(
+          E.left({ code: 'invalid_state', message: `${name} is not a time within the years 0000 to 9999` }),
+        );
+  });
+
+  it('refuses such a time in a saved state the commands read, in one line', () => {
+    const [document] = fields(1e17)[0]!;
+    expect(parseSavedState(JSON.stringify(document))).toEqual(
+      E.left('pairs[0].assertions[0]: validFrom is not a time within the years 0000 to 9999'),
+    );
+  });
+
+  it('reads back every time parseIsoTime accepts, in every field, and refuses every finite time outside its years', () => {
+    const within = fc
+      .oneof(fc.constantFrom(earliest, latest, 0, -1), fc.integer({ min: earliest, max: latest }))
+      .map((time) => iso(new Date(time).toISOString()));
+    const outside = fc.oneof(
+      fc.double({ min: latest + 1, max: Number.MAX_VALUE, noNaN: true }),
+      fc.double({ min: -Number.MAX_VALUE, max: earliest - 1, noNaN: true }),
+    );
+    fc.assert(
+      fc.property(within, (time) => {
+        const document = JSON.parse(JSON.stringify(timed(time))) as unknown;
+        const decoded = decodeState(document);
+        expect(E.isRight(decoded) && JSON.parse(JSON.stringify(encodeState(decoded.right)))).toEqual(document);
+      }),
+    );
+    fc.assert(
+      fc.property(outside, (time) => {
+        for (const [document, name] of fields(time))
+          expect(decodeState(JSON.parse(JSON.stringify(document)))).toEqual(
+            E.left({ code: 'invalid_state', message: `${name} is not a time within the years 0000 to 9999` }),
+          );
       }),
     );
   });
