@@ -5,7 +5,7 @@ import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { clipStartRedacted, findSecret } from '../base/secrets.js';
 import { collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
-import { plainTime } from '../base/time.js';
+import { isWithinYears, plainTime } from '../base/time.js';
 
 /** The categories a fact can carry. */
 export const FACT_TAGS = Object.freeze([
@@ -214,7 +214,8 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
       : tags;
   const tagProblem = tagsProblem(tagList);
   if (tagProblem !== undefined) return E.left(tagProblem);
-  if (typeof validFrom !== 'number' || !Number.isFinite(validFrom)) return E.left('validFrom is not a finite number');
+  if (typeof validFrom !== 'number' || !isWithinYears(validFrom))
+    return E.left('validFrom is not a time within the years 0000 to 9999');
   if (validTo !== undefined) return E.left('validTo is already set');
   if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))
     return E.left('confidence is not a number in 0..1');

@@ -9,12 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { parseSavedState } from '../../src/cli/source.js';
 import {
   DEFAULT_MAX_VALID_FACTS,
+  addFacts,
   decodeState,
   emptyFactStore,
   encodeState,
+  initialTrackerState,
+  invalidate,
   makeFact,
   parseIsoTime,
+  recordTaskPrompt,
   replayHistory,
+  trackerTransition,
 } from '../../src/index.js';
 import { implementer, reviewer } from '../fixtures/results.js';
 
@@ -227,6 +232,39 @@ describe("a saved state's times", () => {
           expect(decodeState(JSON.parse(JSON.stringify(document)))).toEqual(
             E.left({ code: 'invalid_state', message: `${name} is not a time within the years 0000 to 9999` }),
           );
+      }),
+    );
+  });
+  it('no reducer stores a time outside those years, so every store the reducers make reads back from its own saved state', () => {
+    const outside = fc.oneof(
+      fc.constantFrom(1e17, -1e17, 8.64e15 + 1, latest + 1, earliest - 1, Number.MAX_VALUE),
+      fc.double({ min: latest + 1, max: Number.MAX_VALUE, noNaN: true }),
+      fc.double({ min: -Number.MAX_VALUE, max: earliest - 1, noNaN: true }),
+    );
+    fc.assert(
+      fc.property(outside, (time) => {
+        const store = replayHistory(history).store;
+        // Each reducer answers the same store, as for any other time it does not take.
+        expect(addFacts(store, [fileFact(time)])).toBe(store);
+        expect(invalidate(store, 'src/a.ts', 'modified_by', time)).toBe(store);
+        expect(recordTaskPrompt(store, '3', 'fix src/a.ts', time)).toBe(store);
+        const state = initialTrackerState({ store });
+        const [after, events, output] = trackerTransition(state, {
+          type: 'dispatch',
+          role: 'implementer',
+          taskId: '3',
+          output: implementer('3', ['src/b.ts']),
+          at: time,
+        });
+        expect([after, events]).toEqual([state, []]);
+        expect(output).toEqual({
+          type: 'dispatch',
+          ingested: E.left({
+            code: 'invalid_input',
+            message: `the time: ${String(time)} milliseconds is outside the years 0000 to 9999`,
+          }),
+        });
+        expect(E.isRight(decodeState(JSON.parse(JSON.stringify(encodeState(after.store)))))).toBe(true);
       }),
     );
   });

@@ -16,7 +16,7 @@ import {
   textFieldProblem,
 } from '../fact.js';
 import { collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
-import { plainTime } from '../../base/time.js';
+import { isWithinYears, plainTime } from '../../base/time.js';
 import { isRecord, readOnce, refuseUnlessDenseArray } from '../../base/record.js';
 import { clipEndRedacted, clipStartRedacted, redactSecrets, withoutSecrets } from '../../base/secrets.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from './contract.js';
@@ -137,8 +137,8 @@ const runRules = <Result>(
   const none = (warning: string): CappedExtraction => ({ facts: [], warnings: [warning], pastCap: [] });
   const taskId = normalizeTaskId(rawTaskId);
   if (E.isLeft(taskId)) return none(`no facts extracted: ${taskId.left}`);
-  if (typeof at !== 'number' || !Number.isFinite(at))
-    return none('no facts extracted: the time is not a finite number');
+  if (typeof at !== 'number' || !isWithinYears(at))
+    return none('no facts extracted: the time is not epoch milliseconds within the years 0000 to 9999');
   // Said, not silently empty: every rule would read nothing of it.
   if (!isRecord(raw)) return none('no facts extracted: the result is not an object');
   // A token a model copied into its result never becomes a fact, a warning or a section line.

@@ -1,5 +1,5 @@
 import { wellFormed } from '../../base/text.js';
-import { plainTime } from '../../base/time.js';
+import { isWithinYears, plainTime } from '../../base/time.js';
 import { holdsSeparator, pathText } from '../fact.js';
 import { type FactStore, pairKey } from './state.js';
 import { checkedFactStore } from './storeShape.js';
@@ -30,12 +30,12 @@ export const invalidatedPair = (store: FactStore, subject: string, relation: str
  * `at`: a late invalidation cannot close a newer assertion. Closed facts stay in history until
  * compaction. Returns the same store when there is nothing to close, as for a subject or
  * relation holding U+001F: no stored pair does, and its key would name another pair. Total, as
- * every reducer: a subject or relation that is no string, or a time that is no finite number,
+ * every reducer: a subject or relation that is no string, or a time outside the years 0000 to 9999,
  * returns the same store too (so does such an event in `applyEvent` and `replay`).
  */
 export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
   checkedFactStore(store);
-  if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
+  if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !isWithinYears(at))
     return store;
   if (holdsSeparator(subject) || holdsSeparator(relation)) return store;
   const before = selectPairLog(store, ...invalidatedPair(store, subject, relation));

@@ -1,7 +1,7 @@
 import { indexTaskPrompt } from '../search/indexWrites.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { isBlank } from '../../base/text.js';
-import { plainTime } from '../../base/time.js';
+import { isWithinYears, plainTime } from '../../base/time.js';
 import { type FactStore, withIndex } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 
@@ -13,7 +13,7 @@ import { checkedFactStore } from './storeShape.js';
 export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: string, at: number): FactStore => {
   checkedFactStore(store);
   if (typeof taskId !== 'string' || isBlank(taskId) || typeof prompt !== 'string') return store;
-  if (typeof at !== 'number' || !Number.isFinite(at)) return store;
+  if (typeof at !== 'number' || !isWithinYears(at)) return store;
   const index = indexTaskPrompt(store.index, taskId, prompt, plainTime(at));
   if (index === store.index) return store;
   return asOneRun(() => withIndex(store, index));

@@ -13,7 +13,7 @@ import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { redactSecrets, redactSecretsIn } from '../../base/secrets.js';
 import { isBlank } from '../../base/text.js';
-import { plainTime } from '../../base/time.js';
+import { isWithinYears, parseEventTime, plainTime } from '../../base/time.js';
 import type { DispatchResult } from '../extract/contract.js';
 import { type Extraction, extractDispatchResult, normalizeTaskId } from '../extract/extractor.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
@@ -145,7 +145,8 @@ const unchanged = <O extends TrackerOutput>(state: TrackerState, output: O): Tra
 const rejected = (state: TrackerState, error: TrackerError): TrackerStep<DispatchOutput> =>
   unchanged(state, { type: 'dispatch', ingested: E.left(error) });
 
-const isTime = (at: unknown): at is number => typeof at === 'number' && Number.isFinite(at);
+/** A time a store may hold: epoch milliseconds within the years 0000 to 9999, as a history's. */
+const isTime = (at: unknown): at is number => typeof at === 'number' && isWithinYears(at);
 
 /** The result of a dispatch event, parsed: raw agent text between the markers, or the result object. */
 const parseResult = (event: DispatchInput): E.Either<ContractError, DispatchResult> =>
@@ -169,7 +170,11 @@ const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<Dispatch
   if (E.isLeft(taskId)) return rejected(state, invalidInput(taskId.left));
   const result = parseResult(event);
   if (E.isLeft(result)) return rejected(state, result.left);
-  if (!isTime(at)) return rejected(state, invalidInput('the time is not a finite number of epoch milliseconds'));
+  if (!isTime(at)) {
+    const problem = parseEventTime(at);
+    const reason = E.isLeft(problem) ? problem.left.message : 'it is not epoch milliseconds';
+    return rejected(state, invalidInput(`the time: ${reason}`));
+  }
   const extraction = extractDispatchResult(role, result.right, taskId.right, at, state.settings.maxFactsPerResult);
   // Frozen as they enter: the same objects are the store's records and the caller's answer.
   for (const fact of extraction.facts) Object.freeze(fact);
