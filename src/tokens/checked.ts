@@ -5,7 +5,9 @@
  * answer read as a section that never fits (an empty section, silently) or, negative, as one
  * that always does (the budget ignored).
  */
+import { describeError } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
+import { estimateTokens, type TokenCounter } from './estimate.js';
 
 /** What a counter that answered no number of tokens is reported as: the caller's setting, not a bug. */
 export type TokenCountFailure = Failure<'invalid_input'>;
@@ -50,3 +52,22 @@ export const tokenCountFailure = (error: unknown): TokenCountFailure | undefined
     return undefined;
   }
 };
+
+/**
+ * `counter` as a shell hands it to the core, once, where it reads its options: an exception the
+ * counter throws is thrown again saying it is the counter's (`the token counter (countTokens)
+ * threw: ...`), so the shell's boundary answers `internal` naming it rather than in the counter's
+ * own words, which name nothing. A refused count (`checkedTokenCount`) goes through as it is. The
+ * library's estimate, which throws for no text, is taken as it is: the budget stage knows it.
+ */
+export const namedTokenCounter = (counter: TokenCounter): TokenCounter =>
+  counter === estimateTokens
+    ? counter
+    : (text) => {
+        try {
+          return counter(text);
+        } catch (error) {
+          if (tokenCountFailure(error) !== undefined) throw error;
+          throw new Error(`the token counter (countTokens) threw: ${describeError(error)}`, { cause: error });
+        }
+      };

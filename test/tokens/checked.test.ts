@@ -4,7 +4,8 @@
  * however hostile, passes for one.
  */
 import { describe, expect, it } from 'vitest';
-import { checkedTokenCount, tokenCountFailure } from '../../src/tokens/checked.js';
+import { checkedTokenCount, namedTokenCounter, tokenCountFailure } from '../../src/tokens/checked.js';
+import { estimateTokens } from '../../src/tokens/estimate.js';
 
 const thrown = (run: () => unknown): unknown => {
   try {
@@ -53,5 +54,40 @@ describe('checkedTokenCount', () => {
     );
     for (const error of [new TypeError('countTokens answered NaN'), 'text', undefined, null, lying, throwing])
       expect(tokenCountFailure(error)).toBeUndefined();
+  });
+});
+
+describe('namedTokenCounter', () => {
+  const throwing = (error: unknown) => () => {
+    throw error;
+  };
+
+  it("answers the counter's answer, and keeps the library's estimate as it is", () => {
+    expect(namedTokenCounter((text) => text.length)('abc')).toBe(3);
+    expect(namedTokenCounter(estimateTokens)).toBe(estimateTokens);
+  });
+
+  it("says an exception the counter threw is the token counter's, whatever was thrown", () => {
+    const cause = new RangeError('counter bug');
+    const error = thrown(() => namedTokenCounter(throwing(cause))('x'));
+    expect((error as Error).message).toBe('the token counter (countTokens) threw: counter bug');
+    expect((error as Error).cause).toBe(cause);
+    expect(tokenCountFailure(error)).toBeUndefined();
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    expect((thrown(() => namedTokenCounter(throwing(trap))('x')) as Error).message).toMatch(
+      /^the token counter \(countTokens\) threw: /u,
+    );
+  });
+
+  it('lets a refused count through as it is: still invalid_input naming countTokens', () => {
+    const refused = thrown(() => checkedTokenCount(Number.NaN));
+    expect(thrown(() => namedTokenCounter(throwing(refused))('x'))).toBe(refused);
   });
 });

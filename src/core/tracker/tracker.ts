@@ -21,7 +21,7 @@ import type { RankingOverrides } from '../retrieve/rank.js';
 import type { CompactionReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import type { FactStore } from '../store/state.js';
-import { tokenCountFailure } from '../../tokens/checked.js';
+import { namedTokenCounter, tokenCountFailure } from '../../tokens/checked.js';
 import { estimateTokens, type TokenCounter } from '../../tokens/estimate.js';
 import { strictlyIncreasingNow } from './clock.js';
 import { initialTrackerState, type TrackerState } from './state.js';
@@ -294,11 +294,12 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const { clock: userClock, countTokens: userCounter, onError } = settings;
   // The caller's functions run outside any write run its own code may have open.
   const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : strictlyIncreasingNow();
-  // The library's own estimate is taken as it is (see `budgeted` in retrieve.ts).
+  // The library's own estimate is taken as it is (see `budgeted` in retrieve.ts); the caller's
+  // counter says its exceptions are its own (`namedTokenCounter`).
   const env: TrackerEnvironment =
     typeof userCounter !== 'function' || userCounter === estimateTokens
       ? {}
-      : { countTokens: (text) => outsideRuns(() => userCounter(text)) };
+      : { countTokens: namedTokenCounter((text) => outsideRuns(() => userCounter(text))) };
   const shell = createShell<TrackerState, TrackerEvent>({
     initial: initialTrackerState({
       ...(settings.maxFacts === undefined ? {} : { maxFacts: settings.maxFacts }),

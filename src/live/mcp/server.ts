@@ -5,6 +5,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
+import { namedTokenCounter } from '../../tokens/checked.js';
 import { estimateTokens, type TokenCounter } from '../../tokens/estimate.js';
 import { MAX_OUTPUT_LENGTH } from '../session/limits.js';
 import { createSessionPool, type SessionPool, type SessionPoolOptions } from '../session/pool.js';
@@ -48,7 +49,8 @@ export const createFactTrackerMcpServer = (
   session: SessionPool = createSessionPool(options),
 ): McpServer => {
   const maxTokens = options.maxAnswerTokens ?? DEFAULT_MAX_ANSWER_TOKENS;
-  const countTokens = options.countTokens ?? estimateTokens;
+  // The caller's counter says its exceptions are its own (`namedTokenCounter`).
+  const countTokens = namedTokenCounter(options.countTokens ?? estimateTokens);
   const fit: FitAnswer = (list, build) => fitAnswer(list, build, maxTokens, countTokens);
   const server = new McpServer(
     { name: 'fact-tracker', version: options.version },

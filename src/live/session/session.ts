@@ -19,7 +19,7 @@ import { emptyReport } from '../../core/store/compact.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
 import { strictlyIncreasingNow } from '../../core/tracker/clock.js';
 import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../../core/tracker/transition.js';
-import { tokenCountFailure } from '../../tokens/checked.js';
+import { namedTokenCounter, tokenCountFailure } from '../../tokens/checked.js';
 import { checkedStore } from './checkedStore.js';
 import { fileSessionStore, locateSession } from './files.js';
 import { followedBy } from './follower.js';
@@ -144,7 +144,11 @@ export const openSessionCalls = async (
         ...(options.clock === undefined ? {} : { clock: options.clock }),
       });
     }
-    const counting = sessionCounting(options);
+    // The caller's counter says its exceptions are its own (`namedTokenCounter`).
+    const { countTokens } = options;
+    const counting = sessionCounting(
+      countTokens === undefined ? options : { ...options, countTokens: namedTokenCounter(countTokens) },
+    );
     // Every answer of the store is checked once here: a caller's adapter may answer anything.
     return E.isLeft(counting) ? counting : await open(id.right, file, checkedStore(store), options, counting.right);
   } catch (error) {

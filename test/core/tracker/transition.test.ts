@@ -419,6 +419,24 @@ describe('createFactTracker over the transition', () => {
     expect(heard).toEqual(['internal']);
   });
 
+  it('says a token counter that throws is the one that threw: internal, naming countTokens, and its message', () => {
+    const tracker = createFactTracker({
+      clock: () => 1_000,
+      countTokens: () => {
+        throw new RangeError('counter bug');
+      },
+    });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    for (const compiled of [
+      tracker.previewPrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' }),
+      tracker.compilePrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' }),
+    ])
+      expect(compiled.error).toEqual({
+        code: 'internal',
+        message: 'unexpected failure (a bug; please report it): the token counter (countTokens) threw: counter bug',
+      });
+  });
+
   it('answers a token counter that answers no number of tokens with invalid_input naming countTokens, not internal, and the prompt without a section', () => {
     for (const [answer, said] of [
       [Number.NaN, 'NaN'],

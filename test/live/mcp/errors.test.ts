@@ -2,11 +2,20 @@
  * How the server fails: every tool error starts with its code, and the boundary around a tool
  * turns an exception (a bug) into a tool error of code `internal` that says so.
  */
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
+import { Client } from '@modelcontextprotocol/client';
+import {
+  InMemoryTransport,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+} from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { fitAnswer } from '../../../src/live/mcp/answer.js';
 import { atBoundary, codedToolError, failureAnswer, MAX_TOOL_ERROR_LENGTH } from '../../../src/live/mcp/errors.js';
 import { invalidParams } from '../../../src/live/mcp/params.js';
+import { createFactTrackerMcpServer } from '../../../src/live/mcp/server.js';
+import { tempDir } from '../../tempDirs.js';
+import { implementerAnswer } from '../hook/host.js';
 
 const textOf = (answer: { content: ReadonlyArray<{ text: string }> }): string => answer.content[0]!.text;
 
@@ -36,6 +45,38 @@ describe('the MCP server failures', () => {
       const failed = await tool({});
       expect(failed.isError).toBe(true);
       expect(textOf(failed)).toMatch(/^invalid_input: countTokens answered .*, not a number of tokens/u);
+    }
+  });
+
+  it('a token counter of the options that throws is internal saying the counter threw, on every tool that counts', async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = createFactTrackerMcpServer({
+      cwd: tempDir('mcp-counter-'),
+      version: '0.0.0-test',
+      countTokens: () => {
+        throw new Error('counter bug');
+      },
+    });
+    await server.connect(serverSide);
+    const client = new Client({ name: 'fact-tracker-errors', version: '1.0.0' });
+    await client.connect(clientSide);
+    const said =
+      'internal: unexpected failure (a bug; please report it): the token counter (countTokens) threw: counter bug';
+    try {
+      const calls = [
+        {
+          name: 'ingest_result',
+          arguments: { sessionId: 's', role: 'implementer', taskId: '1', output: implementerAnswer('1', 'src/a.ts') },
+        },
+        { name: 'compile_context', arguments: { sessionId: 's', taskId: '2', taskPrompt: 'Change src/a.ts' } },
+      ];
+      for (const call of calls) {
+        const answer = (await client.callTool(call)) as { isError?: boolean; content: ReadonlyArray<{ text: string }> };
+        expect(answer.isError).toBe(true);
+        expect(textOf(answer)).toBe(said);
+      }
+    } finally {
+      await client.close();
     }
   });
 

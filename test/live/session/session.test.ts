@@ -508,18 +508,34 @@ describe('a live session', () => {
     expect(new Set(facts.map((fact) => fact.sourceTaskId))).toEqual(new Set([collapsed, 'a [Session Context]']));
   });
 
-  it('answers a token counter that answers no number of tokens with invalid_input naming countTokens, and writes nothing', async () => {
-    const cwd = tempDir('session-');
-    const session = await open('counted', { cwd, countTokens: () => Number.NaN });
-    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'First'), at: 1 }));
-    const log = readFileSync(session.file, 'utf8');
-    const refused = E.left({
-      code: 'invalid_input',
-      message: 'countTokens answered NaN, not a number of tokens (a finite number 0 or more)',
-    });
-    expect(await session.compileContext({ taskId: '2', taskPrompt: 'Change src/1.ts', at: 2 })).toEqual(refused);
-    expect(await session.previewContext({ taskId: '2', taskPrompt: 'Change src/1.ts' })).toEqual(refused);
-    expect(readFileSync(session.file, 'utf8')).toBe(log);
+  it('answers a token counter that answers no number of tokens with invalid_input naming countTokens, one that throws with internal saying so, and writes nothing', async () => {
+    const counters: ReadonlyArray<readonly [(text: string) => number, { code: string; message: string }]> = [
+      [
+        () => Number.NaN,
+        {
+          code: 'invalid_input',
+          message: 'countTokens answered NaN, not a number of tokens (a finite number 0 or more)',
+        },
+      ],
+      [
+        () => {
+          throw new Error('counter bug');
+        },
+        {
+          code: 'internal',
+          message: 'unexpected failure (a bug; please report it): the token counter (countTokens) threw: counter bug',
+        },
+      ],
+    ];
+    for (const [countTokens, failure] of counters) {
+      const session = await open('counted', { cwd: tempDir('session-'), countTokens });
+      right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'First'), at: 1 }));
+      const log = readFileSync(session.file, 'utf8');
+      const refused = E.left(failure);
+      expect(await session.compileContext({ taskId: '2', taskPrompt: 'Change src/1.ts', at: 2 })).toEqual(refused);
+      expect(await session.previewContext({ taskId: '2', taskPrompt: 'Change src/1.ts' })).toEqual(refused);
+      expect(readFileSync(session.file, 'utf8')).toBe(log);
+    }
   });
 
   it('records a result object nested as deep as MAX_OUTPUT_DEPTH, and refuses one level more as too deep an output', async () => {
