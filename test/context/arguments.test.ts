@@ -442,6 +442,42 @@ describe('the Node shell given arguments that are not of their kind', () => {
     expect(E.isRight(moved) && O.isSome(moved.right) && moved.right.value.context.key.branch).toBe('feat');
   });
 
+  it('refuses options whose getter or Proxy trap throws as invalid naming the option, never internal, and writes nothing', async () => {
+    const { isContextEnabled } = await import('../../src/context/node/scope.js');
+    const { loadContext, writeContext } = await import('../../src/context/node/index.js');
+    const { listing, makeRepo } = await import('./repo.js');
+    const repo = makeRepo();
+    const plain = { cwd: repo, enabled: true, now: () => 1_750_000_000_000 };
+    const failed = { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' } as const;
+    const refused = (name: string, said = 'getter') =>
+      E.left({ code: 'invalid', message: `reading option ${name} threw: ${said}` });
+    const before = listing(repo);
+    for (const name of ['enabled', 'env', 'cwd', 'kind', 'repo', 'branch', 'workstreamId', 'now']) {
+      const options = Object.defineProperty({ ...plain }, name, {
+        enumerable: true,
+        get: () => {
+          throw new Error('getter');
+        },
+      });
+      expect(await loadContext(options), name).toEqual(refused(name));
+      expect(await writeContext(options, failed), name).toEqual(refused(name));
+    }
+    // The one variable read of env is read as the option env.
+    const env = {
+      get SHARED_CONTEXT_ENABLED(): string {
+        throw new Error('variable');
+      },
+    };
+    expect(await isContextEnabled({ cwd: repo, env })).toEqual(refused('env', 'variable'));
+    const trap = new Proxy(plain, {
+      get: () => {
+        throw new Error('trap');
+      },
+    });
+    expect(await loadContext(trap)).toEqual(refused('enabled', 'trap'));
+    expect(listing(repo)).toEqual(before);
+  });
+
   it('refuses as invalid, writing nothing, fields of the wrong kind inside a run outcome and a change that answers no context', async () => {
     const { updateContext, writeContext } = await import('../../src/context/node/index.js');
     const { listing, makeRepo } = await import('./repo.js');

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { kindOf } from '../../base/describe.js';
+import { describeError, kindOf } from '../../base/describe.js';
 import { quoteValue } from '../../base/schema.js';
 import { internalFailure } from '../../base/failure.js';
 import { ioFailure } from '../../node/fileFailure.js';
@@ -279,19 +279,53 @@ const begin = async (options: ContextOptions): Result<O.Option<Scope>> => {
   return E.map((scope: Scope) => O.some(scope))(await scopeFor(options, location, flag));
 };
 
+/** The options the shell reads, in the order it reads them. */
+const OPTION_NAMES = [
+  'enabled',
+  'env',
+  'cwd',
+  'kind',
+  'repo',
+  'branch',
+  'workstreamId',
+  'now',
+] as const satisfies ReadonlyArray<keyof ContextOptions>;
+
 /**
- * Runs `start` on `options` at the shell's outermost boundary: options that are none (null
- * from an unset variable) are refused as input, never read as "off", and an exception nobody
- * expected (a bug) becomes a `Left` of code `internal`, never a throw.
+ * The caller's options, each read once into the plain copy the call then reads (of `env`, the
+ * one variable the shell reads): a getter or Proxy trap that throws is the caller's input at
+ * fault, refused as `invalid` naming the option, not an `internal` that names none.
  */
-const guarded = async <T>(options: ContextOptions, start: () => Result<T>): Result<T> => {
-  if (typeof options !== 'object' || options === null)
+const readOptions = (given: object): E.Either<ContextError, ContextOptions> => {
+  const read: Record<string, unknown> = {};
+  for (const name of OPTION_NAMES)
+    try {
+      const value: unknown = (given as Record<string, unknown>)[name];
+      read[name] =
+        name === 'env' && typeof value === 'object' && value !== null
+          ? { [SHARED_CONTEXT_ENV]: (value as Record<string, unknown>)[SHARED_CONTEXT_ENV] }
+          : value;
+    } catch (error) {
+      return E.left({ code: 'invalid', message: `reading option ${name} threw: ${describeError(error)}` });
+    }
+  return E.right(read as ContextOptions);
+};
+
+/**
+ * Runs `start` on `options`, read once (`readOptions`), at the shell's outermost boundary:
+ * options that are none (null from an unset variable) are refused as input, never read as
+ * "off", and an exception nobody expected (a bug) becomes a `Left` of code `internal`, never a
+ * throw.
+ */
+const guarded = async <T>(given: ContextOptions, start: (options: ContextOptions) => Result<T>): Result<T> => {
+  if (typeof given !== 'object' || given === null)
     return E.left({
       code: 'invalid',
-      message: `the options are ${kindOf(options)}, not an object ({ kind, cwd, workstreamId, ... })`,
+      message: `the options are ${kindOf(given)}, not an object ({ kind, cwd, workstreamId, ... })`,
     });
   try {
-    return await start();
+    const options = readOptions(given);
+    return E.isLeft(options) ? options : await start(options.right);
   } catch (error) {
     return E.left(internalFailure(error));
   }
@@ -303,7 +337,7 @@ const guarded = async <T>(options: ContextOptions, start: () => Result<T>): Resu
  * would not touch it: off means off, decided first.
  */
 export const isContextEnabled = (options: ContextOptions): Result<boolean> =>
-  guarded(options, async () => E.map((decided: O.Option<Decided>) => O.isSome(decided))(await decide(options)));
+  guarded(options, async (read) => E.map((decided: O.Option<Decided>) => O.isSome(decided))(await decide(read)));
 
 /**
  * Runs `work` on the scope `options` name; `None` without running it when the feature flag is
@@ -311,8 +345,8 @@ export const isContextEnabled = (options: ContextOptions): Result<boolean> =>
  * like "nothing stored" for a failure.
  */
 export const whenEnabled = <T>(options: ContextOptions, work: (scope: Scope) => Result<T>): Result<O.Option<T>> =>
-  guarded(options, async () => {
-    const begun = await begin(options);
+  guarded(options, async (read) => {
+    const begun = await begin(read);
     if (E.isLeft(begun)) return begun;
     return O.isNone(begun.right) ? E.right(O.none) : E.map((value: T) => O.some(value))(await work(begun.right.value));
   });
