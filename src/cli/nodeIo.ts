@@ -224,17 +224,21 @@ const kindOf = (stats: Awaited<ReturnType<typeof stat>>): string =>
 
 /**
  * FILE, made new: its folder must be there (else the lock beside FILE, the first thing made,
- * fails with no word of why).
+ * fails with no word of why). A FILE that ends in a separator (`x/`) names a folder, and no file
+ * was found there: it is that folder that does not exist, not a file to make.
  */
 const newFileTarget = async (file: string): Promise<E.Either<string, { path: string }>> => {
-  const folder = dirname(file);
-  const there = await stat(folder).then(
-    (stats) => stats.isDirectory(),
-    (error: unknown) => {
-      if (!isOutsideFailure(error)) throw error;
-      return false;
-    },
-  );
+  const namesFolder = file.endsWith('/') || file.endsWith(sep);
+  const folder = namesFolder ? file : dirname(file);
+  const there =
+    !namesFolder &&
+    (await stat(folder).then(
+      (stats) => stats.isDirectory(),
+      (error: unknown) => {
+        if (!isOutsideFailure(error)) throw error;
+        return false;
+      },
+    ));
   return there ? E.right({ path: file }) : E.left(`cannot save into ${file}: there is no folder ${folder}`);
 };
 

@@ -237,6 +237,22 @@ describe('--save into a saved state another command wrote', () => {
     ]);
   });
 
+  it('says a folder named with a trailing slash that does not exist is no folder, as a missing folder, and makes nothing', async () => {
+    const dir = tempDir('save-no-folder-slash-');
+    for (const file of [`${join(dir, 'x')}/`, `${join(dir, 'x', 'y')}/`]) {
+      const [facts, notes] = await Promise.all([saveFactsHere(file), saveNotesHere(file)]);
+      expect([facts.status, facts.stderr]).toEqual([
+        1,
+        `fact-tracker replay: cannot save into ${file}: there is no folder ${file}\n`,
+      ]);
+      expect([notes.status, notes.stderr]).toEqual([
+        1,
+        `fact-tracker notes: cannot save into ${file}: there is no folder ${file}\n`,
+      ]);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it("keeps a saved state's permission bits, and a link to it (the file it links to is written)", async () => {
     const dir = tempDir('save-mode-');
     const file = copyInto(dir, (await savedStates()).factsOnly);
