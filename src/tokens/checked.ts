@@ -58,10 +58,11 @@ export const tokenCountFailure = (error: unknown): TokenCountFailure | undefined
  * counter throws is thrown again saying it is the counter's (`the token counter (countTokens)
  * threw: ...`), so the shell's boundary answers `internal` naming it rather than in the counter's
  * own words, which name nothing. A refused count (`checkedTokenCount`) goes through as it is. The
- * library's estimate, which throws for no text, is taken as it is: the budget stage knows it.
+ * library's estimate, which throws for no text, is taken as it is: the budget stage knows it; so
+ * is a value that is no function, which the core reads as the estimate.
  */
 export const namedTokenCounter = (counter: TokenCounter): TokenCounter =>
-  counter === estimateTokens
+  counter === estimateTokens || typeof counter !== 'function'
     ? counter
     : (text) => {
         try {

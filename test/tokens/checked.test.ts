@@ -65,6 +65,8 @@ describe('namedTokenCounter', () => {
   it("answers the counter's answer, and keeps the library's estimate as it is", () => {
     expect(namedTokenCounter((text) => text.length)('abc')).toBe(3);
     expect(namedTokenCounter(estimateTokens)).toBe(estimateTokens);
+    // A value that is no function goes through as it is, for the core to read as the estimate.
+    expect(namedTokenCounter('x' as never)).toBe('x');
   });
 
   it("says an exception the counter threw is the token counter's, whatever was thrown", () => {
