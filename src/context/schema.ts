@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { formatPath } from '../base/schema.js';
+import { restoreProtoFields } from '../base/protoFields.js';
 import { isRecord } from '../base/record.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
@@ -428,7 +429,7 @@ const repeatedKey = (error: ContextError): ContextError => ({ ...error, repeated
 /** One entry of a file's `contexts` (at `index`): decoded, or kept apart with where it breaks the schema. */
 const decodeEntry = (raw: unknown, index: number): E.Either<QuarantinedContext, SharedContext> => {
   const parsed = ContextSchema.safeParse(raw);
-  if (parsed.success) return E.right(contextFrom(parsed.data));
+  if (parsed.success) return E.right(contextFrom(restoreProtoFields(raw, parsed.data)));
   const issue = parsed.error.issues[0];
   const key = KeySchema.safeParse(typeof raw === 'object' && raw !== null ? (raw as { key?: unknown }).key : undefined);
   return E.left({
@@ -486,7 +487,13 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
     E.chain(notNewer),
     // The spec's draft layout comes as version 0 and as version 1 (its own example): the migration tells them apart.
     E.chain(() => migrateContextDocument(value, kind)),
-    E.chain((document) => validate(ContextFileEnvelope, document)),
+    // A field named `__proto__` is kept like any other the schema does not name (`restoreProtoFields`).
+    E.chain((document) =>
+      pipe(
+        validate(ContextFileEnvelope, document),
+        E.map((read) => restoreProtoFields(document, read)),
+      ),
+    ),
     E.chainFirst((document) => sameKind(kind, document.kind)),
     E.chain((document) => {
       const decoded = document.contexts.map(decodeEntry);

@@ -280,6 +280,65 @@ describe.concurrent('fields this version does not know', () => {
     expect(replaced).toMatchObject({ team_note: 'keep me', contexts: [{ owner: { name: 'alice' } }] });
   });
 
+  it('named __proto__, constructor or toString, are kept as fields of their own where they stood, and set no prototype', async () => {
+    const repo = makeRepo();
+    loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
+    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    const file = join(repo, ...CONTEXT_JSON);
+    type Fields = Record<string, any>;
+    // Every place the test above keeps a field at, in the file as JSON.parse reads it.
+    const places = (document: Fields): ReadonlyArray<Fields> => {
+      const context = document['contexts'][0] as Fields;
+      return [
+        document,
+        document['repository'],
+        context,
+        context['checkpoint'],
+        context['working_summary'],
+        context['open_decisions'][0],
+        context['checklist'][0],
+        context['evidence_ledger'][0],
+        context['evidence_ledger'][0]['files'][0],
+        context['last_run'],
+        context['recent_failures'][0],
+      ];
+    };
+    // Parsed, as a file is: JSON.parse makes `__proto__` a field of its own, where a literal would set the prototype.
+    const odd = (place: number): Fields =>
+      JSON.parse(
+        `{"__proto__": {"polluted": ${place}}, "constructor": "c${place}", "toString": "t${place}"}`,
+      ) as Fields;
+    const ownFields = (value: object): Fields =>
+      Object.fromEntries(
+        Object.entries(odd(0)).map(([name]) => [name, Object.getOwnPropertyDescriptor(value, name)?.value]),
+      );
+    const document = readJson(file) as Fields;
+    places(document).forEach((place, at) => {
+      for (const [name, value] of Object.entries(odd(at)))
+        Object.defineProperty(place, name, { value, enumerable: true, writable: true, configurable: true });
+    });
+    writeFileSync(file, JSON.stringify(document, null, 2));
+    expect(readFileSync(file, 'utf8')).toContain('"__proto__": {');
+
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(ownFields(loaded.context.unknownFields!)).toEqual(odd(2));
+    expect(ownFields(loaded.context.openDecisions[0]!.unknownFields!)).toEqual(odd(5));
+    expect(Object.getPrototypeOf(loaded.context.unknownFields)).toBe(Object.prototype);
+    loadedOf(
+      await updateContext(PLANNING(repo), (stored, at) => recordContextClaim(stored, { claim: 'Read the lexer', at })),
+    );
+    places(readJson(file) as Fields).forEach((place, at) => expect(ownFields(place)).toEqual(odd(at)));
+    // A conflict whose sides both hold them: the merge keeps them too.
+    const written = readJson(file) as Fields;
+    const lines = (value: unknown) => JSON.stringify(value, null, 2).split('\n');
+    const sides = [...lines({ ...written, ours_only: 1 }), '=======', ...lines({ ...written, theirs_only: 2 })];
+    writeFileSync(file, ['<<<<<<< HEAD', ...sides, '>>>>>>> other', ''].join('\n'));
+    expect(loadedOf(await resolveContext(PLANNING(repo))).mergedConflict).toBeDefined();
+    places(readJson(file) as Fields).forEach((place, at) => expect(ownFields(place)).toEqual(odd(at)));
+    expect(({} as Fields)['polluted']).toBeUndefined();
+    expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted');
+  });
+
   it('holding a secret, are redacted from every read and refuse every write, as a secret anywhere else', async () => {
     const repo = makeRepo();
     loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
