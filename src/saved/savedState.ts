@@ -12,7 +12,7 @@ import { readInput } from '../base/record.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
 import { isWithinYears, plainTime } from '../base/time.js';
-import { holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js';
+import { FACT_LIMITS, holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
@@ -34,6 +34,7 @@ import {
   selectRecordedFiles,
   selectRecordedPrompts,
 } from '../core/store/write.js';
+import { redactedField, redactedPairs } from './redactedPairs.js';
 
 /** The `format` tag of a saved state. */
 export const STATE_FORMAT = 'session-fact-tracker/state';
@@ -153,14 +154,21 @@ const fileField = z
     error: (issue) => `${pathOf(issue)} holds U+001F, the separator of pair keys`,
   });
 
-const RecordedFileSchema = z.object(
-  {
-    taskId: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
-    subject: fileField,
-    relation: fileField,
-  },
-  { error: notAnObject },
-);
+const RecordedFileSchema = z
+  .object(
+    {
+      taskId: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+      subject: fileField,
+      relation: fileField,
+    },
+    { error: notAnObject },
+  )
+  // Named as its pair is read (`redactedPairs`): a state saved before results were redacted may hold a secret here.
+  .transform(({ taskId, subject, relation }): RecordedFile => ({
+    taskId,
+    subject: redactedField(subject, FACT_LIMITS.subject),
+    relation: redactedField(relation, FACT_LIMITS.relation),
+  }));
 
 const incompleteTombstone = (issue: IssuePath): string =>
   `${pathOf(issue, 1)} needs a subject, a relation and a finite invalidatedAt`;
@@ -185,8 +193,9 @@ const TombstoneSchema = z
     },
     { error: notAnObject },
   )
+  // Keyed as its pair is read (`redactedPairs`): a state saved before results were redacted may hold a secret here.
   .transform(({ subject, relation, invalidatedAt }): readonly [string, number] => [
-    pairKey(subject, relation),
+    pairKey(redactedField(subject, FACT_LIMITS.subject), redactedField(relation, FACT_LIMITS.relation)),
     invalidatedAt,
   ]);
 
@@ -343,7 +352,8 @@ const decodeDocument = (value: unknown): E.Either<SavedStateFailure, DecodedStat
     E.map((ledger: NotesLedger | undefined): DecodedState => {
       const built = buildStore(
         normalizeMaxValidFacts(maxValidFacts),
-        pairs,
+        // A state an earlier version saved may hold secrets its results quoted: read redacted.
+        redactedPairs(pairs),
         prompts ?? [],
         files ?? [],
         tombstones ?? [],

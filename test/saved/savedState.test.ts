@@ -19,9 +19,14 @@ import {
   parseIsoTime,
   recordTaskPrompt,
   replayHistory,
+  selectAllFacts,
+  selectValidFacts,
   trackerTransition,
 } from '../../src/index.js';
+import { createFactId } from '../../src/core/fact.js';
+import type { FactStore } from '../../src/core/store/state.js';
 import { implementer, reviewer } from '../fixtures/results.js';
+import { SECRETS } from '../fixtures/secrets.js';
 
 const history = [
   { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']), at: 1000 },
@@ -267,5 +272,94 @@ describe("a saved state's times", () => {
         expect(E.isRight(decodeState(JSON.parse(JSON.stringify(encodeState(after.store)))))).toBe(true);
       }),
     );
+  });
+});
+
+/** Where the facts below come from: a summary an implementer's result gave. */
+const ORIGIN = { tags: ['decision'], sourceTaskId: '1', sourceRole: 'implementer', confidence: 1 } as const;
+
+describe('a saved state an earlier version wrote with secrets in its facts', () => {
+  const [token, other] = SECRETS.filter(([name]) => name === 'a GitHub token').map(([, text]) => text) as [
+    string,
+    string,
+  ];
+  /** A fact as every version writes it into a state, its id of its triple. */
+  const fact = (subject: string, relation: string, object: string, validFrom: number) =>
+    makeFact({ subject, relation, object, validFrom, ...ORIGIN });
+  const file = (secret: string): string => `deploy/${secret}.env`;
+  /**
+   * What `replay --save` wrote up to 2a90deb, before results were redacted, for results that
+   * quoted tokens: a summary holding one, and a file named after a token, then after another
+   * (two pairs then; the earlier closed by an invalidation).
+   */
+  const older = () => ({
+    format: 'session-fact-tracker/state',
+    version: 1,
+    maxValidFacts: 1000,
+    pairs: [
+      {
+        subject: file(other),
+        relation: 'issue',
+        assertions: [fact(file(other), 'issue', 'leaks the deploy key', 2000)],
+        clears: [],
+      },
+      {
+        subject: file(token),
+        relation: 'issue',
+        assertions: [fact(file(token), 'issue', 'leaks the deploy key', 1000)],
+        clears: [1500],
+      },
+      {
+        subject: 'task:1',
+        relation: 'summary',
+        assertions: [fact('task:1', 'summary', `used token ${token} to push`, 0)],
+        clears: [],
+      },
+    ],
+    prompts: [{ taskId: '2', prompt: `Push again with ${other}`, at: 1000 }],
+  });
+  const decoded = (value: unknown): FactStore => {
+    const read = decodeState(value);
+    if (E.isLeft(read)) throw new Error(read.left.message);
+    return read.right;
+  };
+
+  it('reads its facts redacted, as results are read now, so no listing, section or saved state holds one', () => {
+    const store = decoded(older());
+    const written = JSON.stringify(encodeState(store));
+    const section = replayHistory(JSON.stringify({ type: 'prompt', taskId: '3', taskPrompt: 'push the deploy' }), {
+      initial: store,
+    }).report.prompts[0]!.sessionContext;
+    for (const secret of [token, other]) {
+      expect(written).not.toContain(secret);
+      expect(section).not.toContain(secret);
+    }
+    expect(section).toContain('- task:1 summary used token [redacted: a GitHub token] to push [task:1]');
+    expect(selectValidFacts(store).map(({ subject, object }) => [subject, object])).toEqual(
+      expect.arrayContaining([
+        ['deploy/[redacted: a GitHub token].env', 'leaks the deploy key'],
+        ['task:1', 'used token [redacted: a GitHub token] to push'],
+      ]),
+    );
+    for (const each of selectAllFacts(store))
+      expect(each.id).toBe(createFactId(each.subject, each.relation, each.object));
+  });
+
+  it('makes the pairs whose names differ only by their secrets one pair, which reads back as it is written', () => {
+    const store = decoded(older());
+    const { pairs } = encodeState(store);
+    expect(
+      pairs.map(({ subject, relation, assertions, clears }) => [subject, relation, assertions.length, clears]),
+    ).toEqual([
+      ['deploy/[redacted: a GitHub token].env', 'issue', 2, [1500]],
+      ['task:1', 'summary', 1, []],
+    ]);
+    expect(
+      selectValidFacts(store)
+        .map(({ validFrom }) => validFrom)
+        .sort(),
+    ).toEqual([0, 2000]);
+    const again = decoded(JSON.parse(JSON.stringify(encodeState(store))));
+    expect(encodeState(again)).toEqual(encodeState(store));
   });
 });
