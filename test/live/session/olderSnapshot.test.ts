@@ -5,13 +5,17 @@
  * 8cdd487, whose snapshots have the layout number 13 and whose stores keep a `[Session Context]`
  * section a prompt carries in the task's recorded prompt, which this build leaves out.
  */
+import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { replayHistory } from '../../../src/index.js';
+import { emptyFactStore, replayHistory } from '../../../src/index.js';
 import { openSession } from '../../../src/live/session/index.js';
+import { applyLogLines, encodeSessionState, initialSessionState } from '../../../src/live/session/sessionState.js';
+import { SNAPSHOT_VERSION } from '../../../src/live/session/snapshot.js';
+import { SECRETS } from '../../fixtures/secrets.js';
 import { tempDir } from '../../tempDirs.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/snapshot-8cdd487/', import.meta.url));
@@ -42,5 +46,48 @@ describe('a snapshot an older build wrote', () => {
     expect(compiled.right.sessionContext).toBe(replayed.report.prompts.at(-1)!.sessionContext);
     expect(session.snapshotUse()).toEqual({ used: false, reason: expect.stringMatching(/layout/u) });
     expect(await session.snapshot()).toEqual(E.right(replayed.store));
+  });
+});
+
+/**
+ * The digest of the state this build writes into a snapshot for the example log, compacting
+ * under a small bound, with a prompt that carries a section and a result that quotes a token, by
+ * snapshot layout. A change to what a log reads into (the reducers, the index, what a snapshot
+ * keeps) changes the digest: it then needs a new layout number, so that snapshots an earlier
+ * build wrote are read from their logs again, and a new entry here. Never change an entry.
+ */
+const STATE_DIGESTS: Readonly<Record<number, string>> = {
+  14: '3ae0fd25a63a8e956037a9ffc8fdf437fcddbd42ca01bbb6f1cfd499a5e7e685',
+};
+
+describe('the snapshot layout', () => {
+  it('names the state every log reads into: the digest of the example log’s state is the one recorded for this layout', () => {
+    const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
+    const lines = example.split('\n').filter((text) => text.trim() !== '');
+    const carried = JSON.stringify({
+      type: 'prompt',
+      taskId: '11',
+      at: '2026-03-03T09:00:00Z',
+      taskPrompt: `${replayHistory(example).report.prompts.at(-1)!.sessionContext}\n\nAdd rate limiting to src/routes/login.ts`,
+    });
+    const quoting = JSON.stringify({
+      type: 'dispatch',
+      role: 'implementer',
+      taskId: '11',
+      at: '2026-03-03T09:10:00Z',
+      output: {
+        task_id: '11',
+        status: 'completed',
+        summary: `rotated ${SECRETS[4]![1]}`,
+        files_changed: ['src/routes/login.ts'],
+      },
+    });
+    const log = [...lines, carried, quoting].map((text, index) => ({ line: index + 1, text }));
+    const state = applyLogLines(initialSessionState(emptyFactStore({ maxValidFacts: 12 })), log, log.length);
+    const digest = createHash('sha256').update(encodeSessionState(state)).digest('hex');
+    expect({ layout: SNAPSHOT_VERSION, digest }).toEqual({
+      layout: SNAPSHOT_VERSION,
+      digest: STATE_DIGESTS[SNAPSHOT_VERSION],
+    });
   });
 });
