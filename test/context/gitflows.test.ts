@@ -316,7 +316,7 @@ describe.concurrent('issue 28: git flows', SLOW, () => {
       writeFileSync(dashboard, first);
       const show = await runIn(repo, ['context', 'show']);
       expect(show.stdout).toMatch(
-        /note: the dashboard data\/context\/planning_context\.md is out of step with the JSON \(a merge or an interrupted write\): fact-tracker context resolve regenerates it/u,
+        /note: the dashboard data\/context\/planning_context\.md is out of step with the JSON \(a merge, an interrupted write, or a dashboard another version drew\): fact-tracker context resolve regenerates it/u,
       );
       expect(readFileSync(dashboard, 'utf8')).toBe(first);
       const resolved = await runIn(repo, ['context', 'resolve']);

@@ -81,7 +81,7 @@ export interface LoadedContext extends BundleInput {
    * for a read, and when writing it failed (a warning says why: the JSON was saved all the same).
    */
   readonly dashboardWritten: boolean;
-  /** True when this call rewrote a dashboard that was out of step with the JSON (a merge, an interrupted write). */
+  /** True when this call rewrote a dashboard that was out of step with the JSON (a merge, an interrupted write, another version's drawing). */
   readonly dashboardRegenerated: boolean;
   /**
    * The rule that keeps the tool sessions file out of git (`data/context/.gitignore:3: *.local.json`);
@@ -266,7 +266,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
         ...(fromIndex.right === undefined ? [] : [SPARSE_NOTE]),
         ...(outOfStep
           ? [
-              `the dashboard ${scope.display(scope.paths.dashboard)} is out of step with the JSON (a merge or an interrupted write): ${contextCommand(scope, 'resolve')} regenerates it${secret === undefined ? '' : ' once the secret is gone from the JSON'}`,
+              `the dashboard ${scope.display(scope.paths.dashboard)} is out of step with the JSON (a merge, an interrupted write, or a dashboard another version drew): ${contextCommand(scope, 'resolve')} regenerates it${secret === undefined ? '' : ' once the secret is gone from the JSON'}`,
             ]
           : []),
       ],
