@@ -13,7 +13,9 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
+  fstatSync,
   fsyncSync,
+  ftruncateSync,
   lstatSync,
   openSync,
   readdirSync,
@@ -49,6 +51,28 @@ const TEMPORARY = /\.\d+\.[0-9a-z]+\.tmp$/u;
 /** Writes all of `bytes` (a write may take fewer than asked). */
 const writeAll = (fd: number, bytes: Buffer): void => {
   for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written, bytes.length - written);
+};
+
+/**
+ * Appends all of `bytes` to `fd` (opened to append), or none: the bytes a write refused part way
+ * (a full disk, a file size limit) left are cut off again. Left there, they would be a torn line
+ * the caller was told failed: in a log, one the next writer must first set aside, in more space
+ * than the line it came to append; in a user's own file, a line cut short for good (a rule of a
+ * `.gitignore` cut to `*`). Call it holding the lock: the end of the file is then this call's own.
+ */
+export const appendWhole = (fd: number, bytes: Buffer): void => {
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+  } catch (error) {
+    if (written > 0)
+      try {
+        ftruncateSync(fd, fstatSync(fd).size - written);
+      } catch {
+        // Left as a torn line: a log's next writer sets it aside.
+      }
+    throw error;
+  }
 };
 
 /** Flushes a folder's entries (a rename) to disk; platforms that cannot open a folder skip it. */

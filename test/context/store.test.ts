@@ -1,6 +1,7 @@
 /**
  * The context shell on real files in temporary directories and real git repositories.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -79,6 +80,52 @@ describe.concurrent('writeContext and loadContext', () => {
     expect(readFileSync(join(repo, 'data', 'context', '.gitignore'), 'utf8')).toMatch(/^\*\.local\.json$/mu);
     expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).not.toContain('local.json');
   });
+
+  it.skipIf(process.platform === 'win32')(
+    "adds the sessions rule to a team's own .gitignore whole or not at all: a full disk that cuts it short leaves the file as it was",
+    async () => {
+      const repo = makeRepo();
+      const gitignore = join(repo, 'data', 'context', '.gitignore');
+      // 98 bytes short of 8 KiB: a write cut there would leave the rule's comment line and a lone `*`,
+      // which ignores the context file itself.
+      const head = '# ours\n*.tmp\n';
+      writeFiles(repo, { 'data/context/.gitignore': `${head}${'#'.repeat(8192 - 98 - head.length - 1)}\n` });
+      commitAll(repo, 'our own ignore file');
+      loadedOf(await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'Parser read.' }));
+      const before = readFileSync(gitignore);
+      expect(before.length).toBe(8192 - 98);
+      // A file size limit of 16 blocks of 512 bytes (POSIX sh) refuses the append part way, as a full disk does.
+      const library = new URL('../../dist/context/node/index.js', import.meta.url).href;
+      const script = `const { updateContext } = await import(${JSON.stringify(library)});
+        const changed = await updateContext({ cwd: ${JSON.stringify(repo)}, enabled: true },
+          (context) => ({ _tag: 'Right', right: context }), { codex: { id: 'sess-42' } });
+        console.log(JSON.stringify(changed.right.value.warnings));`;
+      const run = spawnSync(
+        'sh',
+        ['-c', 'ulimit -f 16; exec "$0" "$@"', process.execPath, '--input-type=module', '-e', script],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(JSON.parse(run.stdout) as unknown).toEqual([
+        expect.stringMatching(/^cannot add \*\.local\.json to data\/context\/\.gitignore: /u),
+        expect.stringContaining('tool sessions not saved'),
+      ]);
+      expect(readFileSync(gitignore).equals(before)).toBe(true);
+      // Once there is room again, the rule is added whole, once, and the context file is still committed.
+      const sessions = { codex: { id: 'sess-42' } };
+      expect(loadedOf(await writeContext(PLANNING(repo), { status: 'succeeded', sessions })).sessions).toEqual(
+        sessions,
+      );
+      expect(readFileSync(gitignore, 'utf8')).toBe(
+        `${before.toString('utf8')}# Tool session ids are local to one machine: never commit them (added by session-fact-tracker).\n*.local.json\n`,
+      );
+      expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toContain(
+        'data/context/planning_context.json',
+      );
+    },
+  );
 
   it('keeps workstreams and kinds apart in their files', async () => {
     const repo = makeRepo();

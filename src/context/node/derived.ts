@@ -5,10 +5,10 @@
  * sessions, which are written only where git ignores them: the `.gitignore` of the context
  * folder gets its `*.local.json` rule when a team's own file lacks it.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
-import { writeFileAtomic, writeFileIfMissing } from '../../node/atomicWrite.js';
+import { appendWhole, writeFileAtomic, writeFileIfMissing } from '../../node/atomicWrite.js';
 import { ioFailure } from '../../node/fileFailure.js';
 import type { StillLocked } from '../../node/lock.js';
 import { renderContextDashboard } from '../dashboard.js';
@@ -118,9 +118,13 @@ const addSessionsRule = (scope: Scope): E.Either<ContextError, void> => {
     // A file with another name (a hard link) may be any file outside the folder.
     if (stat.nlink > 1) return E.left(ioFailure(what, { code: 'EHARDLINK' }));
     const present = readFileSync(fd, 'utf8');
-    writeFileSync(
+    // Whole or not at all: a write a full disk cuts short would leave the team's file torn.
+    appendWhole(
       fd,
-      `${present === '' || present.endsWith('\n') ? '' : '\n'}# Tool session ids are local to one machine: never commit them (added by session-fact-tracker).\n${SESSIONS_RULE}\n`,
+      Buffer.from(
+        `${present === '' || present.endsWith('\n') ? '' : '\n'}# Tool session ids are local to one machine: never commit them (added by session-fact-tracker).\n${SESSIONS_RULE}\n`,
+        'utf8',
+      ),
     );
     return E.right(undefined);
   } catch (error) {

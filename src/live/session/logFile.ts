@@ -19,14 +19,13 @@ import {
   openSync,
   readdirSync,
   readSync,
-  writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { encodingOf } from '../../core/history/encoding.js';
 import { HISTORY_LINE_LIMITS } from '../../core/history/lines.js';
-import { syncDirectory, writeFileIfMissing } from '../../node/atomicWrite.js';
+import { appendWhole, syncDirectory, writeFileIfMissing } from '../../node/atomicWrite.js';
 import { prepareDirectory as prepareFolder } from '../../node/directory.js';
 import { fileErrorCode, ioFailure } from '../../node/fileFailure.js';
 import { withFileLock } from '../../node/lock.js';
@@ -262,27 +261,6 @@ export const logLines = (bytes: Buffer, atStart: boolean): string[] => {
   return lines;
 };
 
-/**
- * Appends all of `bytes` to `fd` (opened to append), or none: the bytes a write refused part way
- * (a full disk, a file size limit) left are cut off again. Left there, they would be a torn line
- * the caller was told failed, which the next writer must first set aside, in more space than the
- * line it came to append. Call it holding the lock: the end of the file is then this call's own.
- */
-const appendAll = (fd: number, bytes: Buffer): void => {
-  let written = 0;
-  try {
-    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-  } catch (error) {
-    if (written > 0)
-      try {
-        ftruncateSync(fd, fstatSync(fd).size - written);
-      } catch {
-        // Left as a torn line, for the next writer to set aside.
-      }
-    throw error;
-  }
-};
-
 /** What an append wrote, and to which file. */
 export interface Appended {
   readonly bytes: number;
@@ -293,7 +271,7 @@ export interface Appended {
 }
 
 /**
- * Appends `text` (whole lines) to `file`, all of it or none (see `appendAll`: call it holding
+ * Appends `text` (whole lines) to `file`, all of it or none (see `appendWhole`: call it holding
  * the lock), without waiting for the disk: `flushLog` does that, after the lock is released, so
  * writers do not queue behind each other's flushes. A flush writes out everything appended to
  * the file before it, whoever appended it, so a line whose writer has not flushed yet is flushed
@@ -303,7 +281,7 @@ export const appendToLog = async (file: string, text: string): Promise<E.Either<
   const bytes = Buffer.from(text, 'utf8');
   try {
     const identity = withFile(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, (fd) => {
-      appendAll(fd, bytes);
+      appendWhole(fd, bytes);
       return identityOf(fd);
     });
     return E.right({ bytes: bytes.length, end: lastBytes(NO_BYTES, bytes), identity });
