@@ -38,13 +38,14 @@ import {
   type HookInput,
   type HookSettings,
   type HookStep,
+  type IngestEffect,
   type SayEffect,
   type SessionAnswer,
 } from './model.js';
 import { parseHookEvent } from './payload.js';
 import { formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
 import { foldHookRecords, type HookState } from './state.js';
-import { hookTransition } from './transition.js';
+import { hookTransition, missedRecord } from './transition.js';
 
 /** Appended to a log's name for the file the hook events of its session share. */
 export const HOOKS_EXTENSION = '.hooks';
@@ -200,6 +201,7 @@ const runTurn = async (
   now: number,
   settings: HookSettings,
   session: SessionSource,
+  noteSent: (effect: IngestEffect) => Promise<E.Either<SessionError, unknown>>,
 ): Promise<Turn> => {
   const records: HookRecord[] = [];
   const said: SayEffect[] = [];
@@ -211,7 +213,14 @@ const runTurn = async (
     output = step.output ?? output;
     for (const effect of step.effects)
       if (effect.type === 'say') said.push(effect);
-      else await take(hookTransition(state, await answer(effect, session), now, settings));
+      else if (effect.type === 'ingest') {
+        // Noted as sent before it is sent: see runLocked.
+        const noted = await noteSent(effect);
+        const answered: HookInput = E.isLeft(noted)
+          ? { type: 'ingested', effect, answer: E.left({ step: 'call', failure: noted.left }) }
+          : await answer(effect, session);
+        await take(hookTransition(state, answered, now, settings));
+      } else await take(hookTransition(state, await answer(effect, session), now, settings));
   };
   await take(hookTransition(read, { type: 'event', event }, now, settings));
   return { state, records, said, ...(output === undefined ? {} : { output }) };
@@ -253,12 +262,21 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
       );
       if (E.isLeft(moved)) return moved;
     }
+    // A result is noted as sent, with its time, before the session records it: should its mark
+    // not reach this file after the line reached the log (a disk full between the two), the
+    // agent's next stop sends it again with that time, which the session knows as that line,
+    // rather than record it twice. A file that cannot take the note gets no result sent.
+    const noteSent = async (effect: IngestEffect) => {
+      const safe = stillLocked();
+      return E.isLeft(safe) ? safe : appendToLog(file, formatHookRecords([missedRecord(effect, true, now)]));
+    };
     const turn = await runTurn(
       foldHookRecords(parseHookRecords(read.right.text)),
       event,
       now,
       settingsOf(options),
       session,
+      noteSent,
     );
     for (const { failure: said, notice } of turn.said) {
       messages.push(line(said));

@@ -90,6 +90,24 @@ const PASSING_CODES: ReadonlySet<string> = new Set<string>([
 ]);
 
 /**
+ * The mark that the result of `effect` is not recorded: for good (`retry` false), or to be sent
+ * again as it was, with the time it was first sent, so that a line that reached the log all the
+ * same is known as it. The shell writes it with `retry` before it sends the result too (hook.ts).
+ */
+export const missedRecord = (effect: IngestEffect, retry: boolean, now: number): MissRecord => {
+  const [mark] = effect.marks;
+  return {
+    type: 'missed',
+    ...(mark?.key === undefined ? {} : { key: mark.key }),
+    ...(mark?.agentId === undefined ? {} : { agentId: mark.agentId }),
+    digest: effect.digest,
+    retry,
+    sentAt: effect.request.at,
+    at: now,
+  };
+};
+
+/**
  * What a recorded result leaves, and what the user is told: once the session recorded it, the
  * marks and the extraction's warnings (in the transcript only a result that lands on another
  * task than it names); else the failure, and a mark that it was missed: refused for good when
@@ -104,16 +122,7 @@ const onIngested = (
   const about = `the result of ${what} for task ${nameId(request.taskId)}`;
   if (E.isLeft(answer)) {
     const { step, failure: error } = answer.left;
-    const [mark] = marks;
-    const missed: MissRecord = {
-      type: 'missed',
-      ...(mark?.key === undefined ? {} : { key: mark.key }),
-      ...(mark?.agentId === undefined ? {} : { agentId: mark.agentId }),
-      digest: effect.digest,
-      retry: step === 'open' || PASSING_CODES.has(error.code),
-      sentAt: request.at,
-      at: now,
-    };
+    const missed = missedRecord(effect, step === 'open' || PASSING_CODES.has(error.code), now);
     return {
       // The reports the call's end took over (a stop its host did not name the agent of) are its
       // own now: settled, so none of them is recorded later under its agent's task.

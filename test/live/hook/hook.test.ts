@@ -727,6 +727,65 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     },
   );
 
+  it.skipIf(process.platform === 'win32')(
+    'a result whose mark the hooks file has no room for is not recorded either: the next stop records it, once',
+    async () => {
+      const cwd = tempDir('hook-');
+      const send = inProcess({ cwd });
+      const log = logOf(cwd, '019a1b2c-3d4e-7f60-8a9b-0c1d2e3f4a5b');
+      const task = (n: number) => {
+        const spawned = fixture('codex', 'pre-tool-use-spawn-agent', cwd);
+        const stop = fixture('codex', 'subagent-stop', cwd);
+        const agentId = `019a1b2c-5000-7000-8000-${String(n).padStart(12, '0')}`;
+        return {
+          spawn: {
+            ...spawned,
+            tool_use_id: `call_${n}`,
+            tool_input: {
+              ...(spawned['tool_input'] as Payload),
+              message: `Task ID: ${n}\nLoad config in src/config.ts.`,
+            },
+          },
+          start: { ...fixture('codex', 'subagent-start', cwd), agent_id: agentId },
+          stop: {
+            ...stop,
+            agent_id: agentId,
+            last_assistant_message: (stop['last_assistant_message'] as string).replace('"1"', `"${n}"`),
+          },
+        };
+      };
+      // Sections make the hooks file grow faster than the log: run tasks until it is well past it.
+      const hooksSize = () => readFileSync(`${log}.hooks`).length;
+      let n = 0;
+      do {
+        n += 1;
+        for (const event of Object.values(task(n))) expect((await send(event)).stderr).toBe('');
+      } while (n < 40 && hooksSize() < readFileSync(log).length + 4096);
+      const last = task(n + 1);
+      for (const event of [last.spawn, last.start]) expect((await send(event)).stderr).toBe('');
+      // A file size limit (blocks of 512 bytes, as POSIX sh counts them) the log's next line fits
+      // under and the hooks file is past, as a disk that fills between the two appends.
+      const blocks = Math.floor(hooksSize() / 512);
+      expect(blocks * 512).toBeGreaterThan(readFileSync(log).length + 2048);
+      const stopFile = join(tempDir('hook-payload-'), 'stop.json');
+      writeFileSync(stopFile, JSON.stringify(last.stop));
+      const refused = await runCliUnder(['hook'], {
+        setup: `ulimit -f ${blocks}; exec 0<'${stopFile}'`,
+        timeoutMs: 60_000,
+      });
+      expect([refused.status, refused.stderr]).toEqual([
+        0,
+        expect.stringMatching(/cannot append to .*\.jsonl\.hooks: /u),
+      ]);
+      // Codex runs SubagentStop again after the agent's next turn.
+      expect((await send(last.stop)).stderr).toBe('');
+      const results = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"type":"dispatch"') && line.includes(`"taskId":"${n + 1}"`));
+      expect(results).toHaveLength(1);
+    },
+  );
+
   it('ends on SIGTERM while it waits for a session another process holds', async () => {
     const cwd = tempDir('hook-');
     const sessions = join(cwd, '.fact-tracker', 'sessions');
