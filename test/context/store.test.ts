@@ -110,7 +110,8 @@ describe.concurrent('writeContext and loadContext', () => {
       );
       expect(JSON.parse(run.stdout) as unknown).toEqual([
         expect.stringMatching(/^cannot add \*\.local\.json to data\/context\/\.gitignore: /u),
-        expect.stringContaining('tool sessions not saved'),
+        // Said as it is: the rule was not added, not undone by another.
+        'tool sessions not saved: git would commit data/context/planning_sessions.local.json (*.local.json could not be added to data/context/.gitignore); the context itself was saved',
       ]);
       expect(readFileSync(gitignore).equals(before)).toBe(true);
       // Once there is room again, the rule is added whole, once, and the context file is still committed.

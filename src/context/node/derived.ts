@@ -97,6 +97,8 @@ export interface GitVisibility {
   readonly notes: ReadonlyArray<string>;
   /** The rule that keeps the tool sessions out of git; undefined when git would commit them. */
   readonly sessionsIgnoredBy?: string;
+  /** Why git would commit the tool sessions, when it is not that a rule undoes `*.local.json`. */
+  readonly sessionsExposedBy?: string;
 }
 
 /**
@@ -139,7 +141,8 @@ const addSessionsRule = (scope: Scope): E.Either<ContextError, void> => {
  * whether it ignores them: an ignored JSON is a warning on every write; tool sessions that git
  * would commit get the `*.local.json` rule added to the folder's `.gitignore`, and when even
  * that does not keep them out (a rule elsewhere undoes it), `sessionsIgnoredBy` is left unset
- * and they must not be written.
+ * and they must not be written; `sessionsExposedBy` says why when it is something else (the rule
+ * could not be added, git could not answer).
  */
 export const checkGitVisibility = async (
   scope: Scope,
@@ -152,14 +155,23 @@ export const checkGitVisibility = async (
   if (paths.length === 0) return { warnings: [], notes: [] };
   const first = await ignoredBy(scope.gitAnswers, scope.paths.root, paths);
   if (E.isLeft(first))
-    return { warnings: [`cannot tell whether git ignores ${paths.join(' and ')}: ${first.left.message}`], notes: [] };
+    return {
+      warnings: [`cannot tell whether git ignores ${paths.join(' and ')}: ${first.left.message}`],
+      notes: [],
+      sessionsExposedBy: 'git could not tell whether it ignores them',
+    };
   const jsonRule = wroteJson ? first.right.get(json) : undefined;
   const warnings = jsonRule === undefined ? [] : [ignoredContextWarning(scope, jsonRule)];
   const found = first.right.get(local);
   if (!sessions || found !== undefined)
     return { warnings, notes: [], ...(found === undefined ? {} : { sessionsIgnoredBy: found }) };
   const added = addSessionsRule(scope);
-  if (E.isLeft(added)) return { warnings: [...warnings, added.left.message], notes: [] };
+  if (E.isLeft(added))
+    return {
+      warnings: [...warnings, added.left.message],
+      notes: [],
+      sessionsExposedBy: `${SESSIONS_RULE} could not be added to ${scope.display(scope.paths.gitignore)}`,
+    };
   const again = await ignoredBy(scope.gitAnswers, scope.paths.root, [local]);
   const rule = E.isRight(again) ? again.right.get(local) : undefined;
   return {

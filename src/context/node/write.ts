@@ -28,7 +28,7 @@ import {
 import { selectOtherKeys, selectRelatedContexts } from '../notices.js';
 import { decodeContextFile } from '../schema.js';
 import { redactContext, redactKey } from '../update.js';
-import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived.js';
+import { checkGitVisibility, type GitVisibility, regenerateDashboard, writeDerived } from './derived.js';
 import { checkNewEvidence } from './evidence.js';
 import { contextLock, fileSize, isAbsent, LOCK_STALE_MS } from './files.js';
 import { gitAuthor } from './git.js';
@@ -202,7 +202,7 @@ const applySessions = async (
   scope: Scope,
   key: ContextKey,
   tools: Planned['tools'],
-  ignoredBy: string | undefined,
+  visibility: GitVisibility,
   stillLocked: StillLocked,
 ): Promise<{ readonly sessions: CliSessions; readonly warnings: ReadonlyArray<string> }> => {
   if (tools === undefined) {
@@ -211,11 +211,11 @@ const applySessions = async (
       ? { sessions: sessionsOf(present.right, key), warnings: [] }
       : { sessions: {}, warnings: [ignoredSessions(present.left)] };
   }
-  if (ignoredBy === undefined)
+  if (visibility.sessionsIgnoredBy === undefined)
     return {
       sessions: {},
       warnings: [
-        `tool sessions not saved: git would commit ${scope.display(scope.paths.sessions)} (a rule of the repository undoes *.local.json); the context itself was saved`,
+        `tool sessions not saved: git would commit ${scope.display(scope.paths.sessions)} (${visibility.sessionsExposedBy ?? 'a rule of the repository undoes *.local.json'}); the context itself was saved`,
       ],
     };
   const written = writeFileAtomic(scope.paths.sessions, tools.text, { stillSafe: stillLocked });
@@ -253,7 +253,7 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
     }
   }
   const visibility = await checkGitVisibility(scope, text !== undefined, tools !== undefined);
-  const local = await applySessions(scope, prepared.key, tools, visibility.sessionsIgnoredBy, stillLocked);
+  const local = await applySessions(scope, prepared.key, tools, visibility, stillLocked);
   return E.right({
     sessions: local.sessions,
     warnings: [...warnings, ...visibility.warnings, ...local.warnings],
