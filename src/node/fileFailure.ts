@@ -13,6 +13,8 @@ const REASONS: Readonly<Record<string, string>> = {
   EPERM: 'permission denied',
   ENOTDIR: 'a part of the path is not a directory',
   ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exceeded',
+  EFBIG: 'the file would pass the largest size this process may write (a file size limit, as ulimit -f sets)',
   EROFS: 'the file system is read-only',
   ELOOP: 'it is a symbolic link, which is not followed',
   ELOCKED: 'another process held the lock for too long',
