@@ -20,6 +20,7 @@ import {
   schemaVersion,
 } from '../../src/postgres/index.js';
 import { implementer } from '../fixtures/results.js';
+import { expectLaterResultSupersedes } from '../live/session/clockSkew.js';
 import { describeSessionStore } from '../live/session/storeConformance.js';
 import { withRowsLocked } from './rowLock.js';
 import { onOnePoolOfLongSchemas } from './longSchemas.js';
@@ -90,6 +91,11 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(replayed.report.prompts.map((prompt) => prompt.sessionContext)).toEqual(sections);
     expect(right(await first.snapshot())).toEqual(replayed.store);
     expect(right(await second.snapshot())).toEqual(replayed.store);
+  });
+
+  it("records a later result of a machine whose clock is an hour behind after the other's, so that it supersedes it", async () => {
+    const { store, reopen } = await freshStore();
+    await expectLaterResultSupersedes({ store }, { store: reopen() });
   });
 
   it('a read from the start leaves the log the reader follows: a log deleted and made again is still said restarted', async () => {

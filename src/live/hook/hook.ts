@@ -149,15 +149,20 @@ const settingsOf = (options: HookOptions): HookSettings => ({
   ...(options.layout === undefined ? {} : { layout: options.layout }),
 });
 
-/** The session, opened on first use. */
-type SessionSource = () => Promise<E.Either<SessionError, LiveSession>>;
+/**
+ * The session, opened on first use, its clock set to `at` for the call about to be made: it
+ * stamps the event no earlier than just after the log's last, as it does every time its clock
+ * gives, whatever this machine's clock says against the other writers'.
+ */
+type SessionSource = (at: number) => Promise<E.Either<SessionError, LiveSession>>;
 
-/** What the session answers a call, or which step failed. */
+/** What the session answers a call made at `at`, or which step failed. */
 const ask = async <A>(
   session: SessionSource,
+  at: number,
   call: (live: LiveSession) => Promise<E.Either<SessionError, A>>,
 ): Promise<SessionAnswer<A>> => {
-  const opened = await session();
+  const opened = await session(at);
   if (E.isLeft(opened)) return E.left({ step: 'open', failure: opened.left });
   const answered = await call(opened.right);
   return E.isLeft(answered) ? E.left({ step: 'call', failure: answered.left }) : E.right(answered.right);
@@ -165,8 +170,11 @@ const ask = async <A>(
 
 /** Runs a session effect and gives its answer back as the transition's next input. */
 const answer = async (effect: Exclude<HookEffect, SayEffect>, session: SessionSource): Promise<HookInput> => {
+  // The request's time is the session's clock (`SessionSource`): a result sent again with the
+  // time it was first sent is known at that time, or by its content as its task's last result.
   if (effect.type === 'compile') {
-    const compiled = await ask(session, (live) => live.compileContext(effect.request));
+    const { at, ...request } = effect.request;
+    const compiled = await ask(session, at, (live) => live.compileContext(request));
     return {
       type: 'compiled',
       effect,
@@ -175,7 +183,8 @@ const answer = async (effect: Exclude<HookEffect, SayEffect>, session: SessionSo
       ),
     };
   }
-  const ingested = await ask(session, (live) => live.ingestResult(effect.request));
+  const { at, ...request } = effect.request;
+  const ingested = await ask(session, at, (live) => live.ingestResult(request));
   return {
     type: 'ingested',
     effect,
@@ -246,7 +255,11 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
   if (E.isLeft(ready)) return alert(sessionFailure(about, ready.left));
   const staleMs = Math.max(options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS, 2_000);
   let opened: Promise<E.Either<SessionError, LiveSession>> | undefined;
-  const session: SessionSource = () => (opened ??= openSession(event.sessionId, settings));
+  let requestAt = now;
+  const session: SessionSource = (at) => {
+    requestAt = at;
+    return (opened ??= openSession(event.sessionId, { ...settings, clock: () => requestAt }));
+  };
   const messages: string[] = [];
   const notices: string[] = [];
   const locked = await withLogLock(file, { staleMs }, async (stillLocked) => {

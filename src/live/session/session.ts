@@ -40,6 +40,7 @@ import {
   holdsEvent,
   initialSessionState,
   parsePromptQuery,
+  planClockedEvent,
   planEvent,
   type RecordedEvent,
   type SameResult,
@@ -322,7 +323,8 @@ const open = async (
    * Records the event whose line is `event.fields`, unless the log holds it already: catch up,
    * plan it on the state, append it after the state's last line, and take the planned state
    * only once it is in the log. A writer that lost the race reads what it missed and plans
-   * again. Without `create`, a log that is gone is `unknown_session` and nothing is written.
+   * again, a time the clock gave moved past the log's last event as it then stands
+   * (`planClockedEvent`). Without `create`, a log that is gone is `unknown_session`.
    */
   const record = <T>(
     create: boolean,
@@ -343,16 +345,18 @@ const open = async (
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
         // An append left `unanswered` may have landed all the same (a connection lost before the
         // answer): found on its line at the next read, it is this call's own event, not a resend.
-        let unanswered: RecordedEvent | undefined;
+        let unanswered: { readonly key: string; readonly recorded: RecordedEvent } | undefined;
         for (let tries = 1; ; tries += 1) {
           const caught = await catchUpTo(create);
           if (E.isLeft(caught)) return caught;
           const own = await confirmed(call);
           if (own !== undefined) return own;
-          const plan = planEvent(state, fields, env, sameResult);
+          // Found by its key: a time the clock gave may have been moved past the log, then planned anew.
+          if (unanswered !== undefined && holdsEvent(state, unanswered.key, unanswered.recorded.line))
+            return E.right(unanswered.recorded);
+          const plan = (event.timed ? planEvent : planClockedEvent)(state, fields, env, sameResult);
           if (E.isLeft(plan)) return plan;
           if (plan.right.kind === 'duplicate') {
-            if (plan.right.recorded.line === unanswered?.line) return E.right(unanswered);
             resent = plan.right;
             return E.right(resent.recorded);
           }
@@ -361,7 +365,7 @@ const open = async (
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
-            if (appended.left.unanswered === true) unanswered = plan.right.recorded;
+            if (appended.left.unanswered === true) unanswered = handed;
             if (appended.left.code === 'conflict' && tries < APPEND_ATTEMPTS) continue;
             return appended;
           }

@@ -11,6 +11,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { canonicalJson } from '../../base/canonicalJson.js';
 import { describeError, kindOf, refuseArgument } from '../../base/describe.js';
 import { sha256HexPrefix } from '../../base/hash.js';
+import { timeAfter } from '../../base/time.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type Extraction, normalizeTaskId } from '../../core/extract/extractor.js';
 import type { SessionFact } from '../../core/fact.js';
@@ -259,6 +260,94 @@ const lineText = (fields: Readonly<Record<string, unknown>>): E.Either<SessionEr
   return E.left({ code: 'invalid_input', message: `the event is ${kindOf(fields)}, not fields of a line` });
 };
 
+/** An event to record, parsed as the line after the state's last, with its text and key. */
+interface NextEvent {
+  readonly text: string;
+  readonly event: HistoryEvent;
+  readonly key: string;
+}
+
+/** The event whose line is `fields`, parsed exactly as `replay` will parse it after the state's last line. */
+const nextEvent = (
+  state: SessionState,
+  fields: Readonly<Record<string, unknown>>,
+): E.Either<SessionError, NextEvent> => {
+  const written = lineText(fields);
+  if (E.isLeft(written)) return written;
+  const text = written.right;
+  const parsed = parseHistoryLine(text, state.lines + 1, state.previousAt);
+  if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
+  return E.right({ text, event: parsed.right, key: eventKey(parsed.right) });
+};
+
+/**
+ * The plan of an event the log holds already, or none: among its recent events, or, for a result
+ * sent without a time, as the last result of its task.
+ */
+const duplicatePlan = (
+  state: SessionState,
+  { event, key }: NextEvent,
+  sameResult: SameResult | undefined,
+): EventPlan | undefined => {
+  const last = sameResult === undefined || sameResult === null ? undefined : entryOf(state.results, sameResult.taskId);
+  const earlier = last !== undefined && last[1] === sameResult?.key ? last[2] : entryOf(state.recent, key)?.[1];
+  if (earlier === undefined) return undefined;
+  return {
+    kind: 'duplicate',
+    recorded: { line: earlier, duplicate: true },
+    key,
+    // A prompt sent again is not recorded twice, and answers the section of its line, not one of the state as it is.
+    ...(event.type === 'prompt' ? { prompt: Object.freeze({ ...event, line: earlier }) } : {}),
+  };
+};
+
+/** The plan of appending `next` after the state's last line; a dispatch result the contract rejects is a Left. */
+const appendPlan = (
+  state: SessionState,
+  { text, event, key }: NextEvent,
+  env: TrackerEnvironment,
+): E.Either<SessionError, EventPlan> => {
+  const [tracker, , output] = trackerTransition(state.tracker, event, environmentOf(env));
+  if (output.type === 'dispatch' && E.isLeft(output.ingested)) return E.left(output.ingested.left);
+  return E.right({
+    kind: 'append',
+    text,
+    key,
+    next: noteEvent(state, tracker, event, undefined),
+    recorded: { line: state.lines + 1, duplicate: false, output },
+  });
+};
+
+/**
+ * The time an event a clock stamped at `at` is recorded at after the state's last event: a
+ * millisecond after that event at the earliest (held at the last of the year 9999). Each process
+ * reads its own clock, and one behind another's (stepped back, another machine's) would stamp a
+ * later event before the log's last, which it would then not supersede: the order the clocks'
+ * events reach the log is the order of their times.
+ */
+const stampAfterLastEvent = (state: SessionState, at: number): number =>
+  state.previousAt === undefined ? at : Math.max(at, timeAfter(state.previousAt, 1));
+
+/** `planEvent`, the time of an event not recognized as the log's already given by `stamp` first. */
+const planStamped = (
+  state: SessionState,
+  fields: Readonly<Record<string, unknown>>,
+  env: TrackerEnvironment,
+  sameResult: SameResult | undefined,
+  stamp: (state: SessionState, at: number) => number,
+): E.Either<SessionError, EventPlan> => {
+  checkedState(state);
+  const next = nextEvent(state, fields);
+  if (E.isLeft(next)) return next;
+  const duplicate = duplicatePlan(state, next.right, sameResult);
+  if (duplicate !== undefined) return E.right(duplicate);
+  const at = stamp(state, next.right.event.at);
+  return at === next.right.event.at ? appendPlan(state, next.right, env) : planEvent(state, { ...fields, at }, env);
+};
+
+/** The time a caller gave: kept. */
+const givenTime = (_state: SessionState, at: number): number => at;
+
 /**
  * Plans recording the event whose line is `fields` after the state's last line: parsed exactly
  * as `replay` will parse it there, recognized when the log holds it already (among its recent
@@ -270,36 +359,19 @@ export const planEvent = (
   fields: Readonly<Record<string, unknown>>,
   env: TrackerEnvironment = {},
   sameResult?: SameResult,
-): E.Either<SessionError, EventPlan> => {
-  checkedState(state);
-  const written = lineText(fields);
-  if (E.isLeft(written)) return written;
-  const text = written.right;
-  const line = state.lines + 1;
-  const parsed = parseHistoryLine(text, line, state.previousAt);
-  if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
-  const event = parsed.right;
-  const last = sameResult === undefined || sameResult === null ? undefined : entryOf(state.results, sameResult.taskId);
-  const key = eventKey(event);
-  const earlier = last !== undefined && last[1] === sameResult?.key ? last[2] : entryOf(state.recent, key)?.[1];
-  if (earlier !== undefined)
-    return E.right({
-      kind: 'duplicate',
-      recorded: { line: earlier, duplicate: true },
-      key,
-      // A prompt sent again is not recorded twice, and answers the section of its line, not one of the state as it is.
-      ...(event.type === 'prompt' ? { prompt: Object.freeze({ ...event, line: earlier }) } : {}),
-    });
-  const [tracker, , output] = trackerTransition(state.tracker, event, environmentOf(env));
-  if (output.type === 'dispatch' && E.isLeft(output.ingested)) return E.left(output.ingested.left);
-  return E.right({
-    kind: 'append',
-    text,
-    key,
-    next: noteEvent(state, tracker, event, undefined),
-    recorded: { line, duplicate: false, output },
-  });
-};
+): E.Either<SessionError, EventPlan> => planStamped(state, fields, env, sameResult, givenTime);
+
+/**
+ * `planEvent` for an event whose `at` a clock gave: recognized as the log's already at that time
+ * (an event sent again with the time it was first given) or by its content (`sameResult`), else
+ * recorded at `stampAfterLastEvent`, the time its line is written with.
+ */
+export const planClockedEvent = (
+  state: SessionState,
+  fields: Readonly<Record<string, unknown>>,
+  env: TrackerEnvironment = {},
+  sameResult?: SameResult,
+): E.Either<SessionError, EventPlan> => planStamped(state, fields, env, sameResult, stampAfterLastEvent);
 
 /**
  * The section of the prompt `prompt` recorded on its line, as `replay` computes it there: on the

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { replayHistory } from '../../../src/index.js';
+import { replayHistory, selectValidFacts } from '../../../src/index.js';
 import { memorySessionStore } from '../../../src/live/session/memoryStore.js';
 import type { SessionStore } from '../../../src/live/session/store.js';
 import { runHook } from '../../../src/live/hook/hook.js';
@@ -417,10 +417,14 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     expect(events.map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['prompt', 'dispatch']);
   });
 
-  it("a result the session failed to record in passing is sent again at the agent's next stop, and recorded once", async () => {
+  it("a result the session failed to record in passing is sent again at the agent's next stop, and recorded once, its line stamped after a later event or not", async () => {
     // The first append of a result fails with io: `lands` says whether its line reached the log
-    // all the same (a connection lost before the answer).
-    for (const lands of [false, true]) {
+    // all the same (a connection lost before the answer). `ahead` is the time of an event another
+    // writer recorded meanwhile, an hour past this hook's clock (another machine's hook, a clock
+    // stepped back): the result's line is stamped after it, not at the time the hook noted.
+    const later = Date.parse('2026-03-02T11:00:00Z');
+    const cases = [{ lands: false }, { lands: true }, { lands: true, ahead: later }];
+    for (const { lands, ahead } of cases as ReadonlyArray<{ lands: boolean; ahead?: number }>) {
       const dir = tempDir('sequence-');
       const store = memorySessionStore();
       let failures = 1;
@@ -440,6 +444,8 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
       const call = workCall(2, 0, 'golf/seven.swift', 'worker');
       await host.pre(call);
       await host.start(call);
+      const compact = { type: 'compact', maxFacts: 100, at: ahead };
+      if (ahead !== undefined) expect(E.isRight(await store.append(SESSION, 1, [JSON.stringify(compact)]))).toBe(true);
       await host.stop(call);
       expect(host.notices).toEqual([
         expect.stringMatching(/^fact-tracker: io: the result of worker \(awork2\) for task 2 was not recorded/u),
@@ -449,7 +455,13 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
       expect(host.notices).toHaveLength(1);
       const read = await store.read(SESSION, 0);
       const events = E.isRight(read) ? read.right.lines.map(({ text }) => JSON.parse(text) as { type: string }) : [];
-      expect(events.map((event) => event.type)).toEqual(['prompt', 'dispatch']);
+      if (ahead === undefined) expect(events.map((event) => event.type)).toEqual(['prompt', 'dispatch']);
+      else
+        expect(events).toEqual([
+          expect.objectContaining({ type: 'prompt' }),
+          compact,
+          expect.objectContaining({ type: 'dispatch', at: ahead + 1 }),
+        ]);
     }
   });
 
@@ -546,5 +558,28 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     expectOwnSections(dir, host.given, [...seeds, next]);
     expect(host.given.get(next.toolUseId)!.sections[0]).toContain('bravo/two.rb');
     expectOwnResults(dir, [...seeds, next], [denied]);
+  });
+});
+
+describe('hook processes whose clocks disagree', { timeout: 120_000 }, () => {
+  it("a later result recorded by a hook whose clock is an hour behind supersedes the earlier one's facts", async () => {
+    const dir = tempDir('sequence-');
+    // One machine's hooks and another's (or one clock stepped back an hour) on one session's log.
+    const hostAt = (start: string) => {
+      let now = Date.parse(start);
+      return claudeCode({
+        send: inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }),
+        sessionId: SESSION,
+        cwd: dir,
+      });
+    };
+    await hostAt('2026-03-02T10:00:00Z').foreground(workCall(1, 0, 'golf/seven.swift'));
+    await hostAt('2026-03-02T09:00:00Z').foreground(workCall(2, 1, 'golf/seven.swift'));
+    const { store, report } = replayHistory(readFileSync(logOf(dir), 'utf8'));
+    expect(report.errors).toEqual([]);
+    const modifiers = selectValidFacts(store)
+      .filter(({ subject, relation }) => subject === 'golf/seven.swift' && relation === 'modified_by')
+      .map(({ object }) => object);
+    expect(modifiers).toEqual(['task:2']);
   });
 });

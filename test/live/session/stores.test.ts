@@ -316,16 +316,40 @@ describe('a live session over a store whose append lands but whose answer is los
     expect(E.isRight(ingested) && [ingested.right.line, ingested.right.duplicate]).toEqual([1, false]);
     expect(E.isRight(ingested) && ingested.right.facts.map((fact) => fact.subject)).toContain('src/a.ts');
     losing.next = 1;
-    const closed = await session.invalidateFact({ subject: 'src/a.ts', relation: 'modified_by' });
+    // Its own time: one the clock gave is moved past the log's last event, and sent again, moved further.
+    const invalidation = { subject: 'src/a.ts', relation: 'modified_by', at: 6_000 };
+    const closed = await session.invalidateFact(invalidation);
     expect(E.isRight(closed) && [closed.right.line, closed.right.duplicate, closed.right.closed.length]).toEqual([
       2,
       false,
       1,
     ]);
     // Sent again, it is a resend.
-    const again = await session.invalidateFact({ subject: 'src/a.ts', relation: 'modified_by' });
+    const again = await session.invalidateFact(invalidation);
     expect(E.isRight(again) && [again.right.line, again.right.duplicate]).toEqual([2, true]);
     expect((await logOf(store, 'lost')).split('\n')).toHaveLength(2);
+  });
+
+  it('answers its own event once when the time the clock gave was moved past the log by another process behind it', async () => {
+    const { store, losing } = losingAnswers();
+    const ahead = await openSession('skew', { store, clock: () => 10_000 });
+    const behind = await openSession('skew', { store, clock: () => 5_000 });
+    if (E.isLeft(ahead) || E.isLeft(behind)) throw new Error('not opened');
+    const ingested = await ahead.right.ingestResult({
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['src/a.ts']),
+    });
+    expect(E.isRight(ingested)).toBe(true);
+    losing.next = 1;
+    const closed = await behind.right.invalidateFact({ subject: 'src/a.ts', relation: 'modified_by' });
+    expect(E.isRight(closed) && [closed.right.line, closed.right.duplicate, closed.right.closed.length]).toEqual([
+      2,
+      false,
+      1,
+    ]);
+    const times = (await logOf(store, 'skew')).split('\n').map((line) => (JSON.parse(line) as { at: number }).at);
+    expect(times).toEqual([10_000, 10_001]);
   });
 });
 
