@@ -1,0 +1,31 @@
+/**
+ * When a user message counts as told. Every tracker sharing a notes store stamps the messages it
+ * records with its own clock, and the records it reads were stamped by the clocks of the trackers
+ * that wrote them: a server whose clock is behind would stamp a correction, told after another
+ * server merged the fact it corrects, before that fact, and the merge (newer wins, by the time
+ * told) and the session's blocks would keep the fact. What the tracker holds of the user's session
+ * and profile when a message is recorded was told before the message, whatever clock stamped it,
+ * so the message is stamped no earlier than a millisecond after the latest of those times.
+ */
+import { timeAfter } from '../base/time.js';
+import { type NotesLedger, selectGlobalFacts, selectSessionNotes } from './ledger.js';
+import { listTimeOf } from './model.js';
+
+/** The latest time told in what `ledger` holds of `user` in `session` and of their profile (-Infinity: nothing). */
+const latestToldAt = (ledger: NotesLedger, user: string, session: string): number => {
+  const notes = selectSessionNotes(ledger, user, session);
+  return (selectGlobalFacts(ledger, user)?.facts ?? []).reduce(
+    (latest, fact) => Math.max(latest, fact.at ?? Number.NEGATIVE_INFINITY),
+    notes === undefined ? Number.NEGATIVE_INFINITY : listTimeOf(notes),
+  );
+};
+
+/**
+ * The time of a message of `user` in `session` that the clock says came at `at`: no earlier than a
+ * millisecond after the latest time told in what `ledger` holds of the session and the profile
+ * (held at the end of the year 9999).
+ */
+export const messageTime = (ledger: NotesLedger, user: string, session: string, at: number): number => {
+  const latest = latestToldAt(ledger, user, session);
+  return Number.isFinite(latest) ? Math.max(at, timeAfter(latest, 1)) : at;
+};
