@@ -3,7 +3,8 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
-import { clipStartRedacted, findSecret } from '../base/secrets.js';
+import { normalizePath } from '../base/path.js';
+import { clipStartRedacted, findSecret, redactSecrets } from '../base/secrets.js';
 import { collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
 import { isWithinYears, plainTime } from '../base/time.js';
 
@@ -65,13 +66,17 @@ export const createFactId = (subject: string, relation: string, object: string):
 export const PATH_LIMIT = FACT_LIMITS.subject;
 
 /**
- * A path as a subject: whitespace-collapsed, clipped to 200 characters keeping its end (its file
- * name), with a secret the clip makes redacted. Extraction makes a path's subject so, and an
- * invalidation reads a subject no pair holds so.
+ * A path as a subject: whitespace-collapsed, in the one spelling of its file (`normalizePath`:
+ * `./src\b/../a.ts:12` is `src/a.ts`), clipped to 200 characters keeping its end (its file
+ * name), with a secret the respelling or the clip makes redacted. Extraction makes a path's
+ * subject so, and an invalidation reads a subject no pair holds so.
  */
 export const pathText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
-  return clipStartRedacted(collapseWhitespace(text), PATH_LIMIT);
+  const written = collapseWhitespace(text);
+  const spelled = normalizePath(written);
+  // Resolving `..` or reading `\` as `/` can join what a secret's shape needs (an AWS key after `aws_secret_key/x/../`).
+  return clipStartRedacted(spelled === written ? spelled : redactSecrets(spelled), PATH_LIMIT);
 };
 
 /** Facts about files: their history lends them the context of every task that asserted them. */

@@ -10,9 +10,10 @@ import { selectPairLog, writePairChanges } from './write.js';
 /**
  * The (subject, relation) pair an invalidation of `subject` and `relation` closes, as the store
  * keys it: their text well-formed (lone surrogates read as U+FFFD, as in every fact). A subject
- * no pair holds is read as extraction reads a path (whitespace collapsed, clipped to its last
- * 200 characters), so the path an agent reported closes the fact made of it. A subject only a
- * tombstone holds is taken as given, as it was while its pair had a log.
+ * no pair holds is read as extraction reads a path (`pathText`: whitespace collapsed, in the one
+ * spelling of its file, clipped to its last 200 characters), so the path an agent reported, in
+ * whichever spelling, closes the fact made of it. A subject only a tombstone holds is taken as
+ * given, as it was while its pair had a log.
  */
 export const invalidatedPair = (store: FactStore, subject: string, relation: string): readonly [string, string] => {
   const [given, pairRelation] = [wellFormed(subject), wellFormed(relation)];

@@ -16,6 +16,8 @@ import {
   reviewerRules,
   selectValidCount,
   type SessionFact,
+  invalidate,
+  selectValidFacts,
 } from '../../../src/index.js';
 
 const AT = 1_700_000_000_000;
@@ -749,6 +751,90 @@ describe('normalizing text fields', () => {
         expect(text).not.toMatch(/[\p{Cc}\p{Zl}\p{Zp}]|\s\s|^\s|\s$/u);
       }
     }
+  });
+});
+
+describe('one file, one subject', () => {
+  /** The subjects of the files one result names, in the order it names them. */
+  const fileSubjects = (files: ReadonlyArray<string>): string[] =>
+    subjectsOf(extractFromImplementer(implementerResult({ files_changed: files }), '3', AT), 'modified_by');
+
+  it.each([
+    ['a leading ./', './src/a.ts'],
+    ['a doubled slash', 'src//a.ts'],
+    ['a . segment', 'src/./a.ts'],
+    ['a .. segment', 'src/b/../a.ts'],
+    ['Windows separators', 'src\\a.ts'],
+    ['mixed separators', '.\\src/b\\..//a.ts'],
+    ['backticks', '`src/a.ts`'],
+    ['quotes', '"src/a.ts"'],
+    ['single quotes', "'src/a.ts'"],
+    ['a line', 'src/a.ts:12'],
+    ['a line and column', 'src/a.ts:12:5'],
+    ['a line range', 'src/a.ts:L2-L9'],
+    ['a GitHub line anchor', 'src/a.ts#L12'],
+    ['a GitHub range anchor', 'src/a.ts#L12-L20'],
+    ['a line, in backticks', '`./src/a.ts:12`'],
+  ])('reads a path written with %s as the path git names', (_label, path) => {
+    expect(fileSubjects([path])).toEqual(['src/a.ts']);
+  });
+
+  it('reads a folder with or without its trailing slash as one folder', () => {
+    expect(fileSubjects(['docs/api/', 'docs/api'])).toEqual(['docs/api']);
+  });
+
+  it('reads a name written in decomposed Unicode as the composed one, and keeps look-alikes apart', () => {
+    const composed = 'src/caf\u00e9.ts';
+    expect(fileSubjects(['src/cafe\u0301.ts', composed])).toEqual([composed]);
+    // Full-width and Cyrillic letters name other files: compatibility forms are not folded.
+    expect(fileSubjects(['src/\uff41.ts', 'src/\u0430.ts', 'src/a.ts'])).toEqual([
+      'src/\uff41.ts',
+      'src/\u0430.ts',
+      'src/a.ts',
+    ]);
+  });
+
+  it('keeps a path that climbs above where it starts, an absolute path and a URL as written', () => {
+    expect(fileSubjects(['../shared/a.ts', '/home/u/proj/src/a.ts', 'https://example.com//a.ts'])).toEqual([
+      '../shared/a.ts',
+      '/home/u/proj/src/a.ts',
+      'https://example.com//a.ts',
+    ]);
+  });
+
+  it("reads a review issue's file with its line as the file the implementer changed", () => {
+    const extraction = extractFromReviewer(
+      reviewerResult({
+        issues: [{ severity: 'minor', file: '`src/a.ts:42`', message: 'Naming is inconsistent', fix: 'x' }],
+      }),
+      '3',
+      AT,
+    );
+    expect([...subjectsOf(extraction, 'issue'), ...subjectsOf(extraction, 'convention')]).toEqual([
+      'src/a.ts',
+      'src/a.ts',
+    ]);
+  });
+
+  it('keeps a name that is no more than a location as written', () => {
+    expect(fileSubjects([':12', '``', 'task:12'])).toEqual([':12', '``', 'task:12']);
+  });
+
+  it('redacts a secret that resolving a path joins, as it redacts one a clip makes', () => {
+    const key = `${'wJalrXUtnFEMI/K7MDENG/bPxRfiCY'}EXAMPLEKEY`;
+    const written = [`conf/aws_secret_key/x/../${key}`, `conf/aws_secret_key\\${key.replaceAll('/', '\\')}`];
+    expect(fileSubjects(written)).toEqual(['conf/[redacted: an AWS secret access key]']);
+  });
+
+  it('a later task that names the file in another spelling supersedes the earlier task', () => {
+    const first = extractFromImplementer(implementerResult({ files_changed: ['src/a.ts'] }), '1', AT);
+    const second = extractFromImplementer(implementerResult({ files_changed: ['./src\\a.ts'] }), '2', AT + 1);
+    const store = addFacts(addFacts(emptyFactStore(), first.facts), second.facts);
+    const valid = selectValidFacts(store).filter((fact) => fact.relation === 'modified_by');
+    expect(valid.map((fact) => [fact.subject, fact.object])).toEqual([['src/a.ts', 'task:2']]);
+    // An invalidation naming the file in a third spelling closes it.
+    const closed = invalidate(store, 'src/b/../a.ts', 'modified_by', AT + 2);
+    expect(selectValidFacts(closed).filter((fact) => fact.relation === 'modified_by')).toEqual([]);
   });
 });
 
