@@ -8,6 +8,7 @@
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
 import { memoize } from '../../base/memo.js';
+import { normalizePath } from '../../base/path.js';
 
 const STOPWORDS: ReadonlySet<string> = new Set(eng);
 
@@ -196,12 +197,18 @@ export const queryTerms = (text: string): string[] => {
   return [...terms];
 };
 
-/** Path-like tokens of a text (with a directory separator or a file extension), as written. */
+/**
+ * Path-like tokens of a text (with a directory separator or a file extension), each in the one
+ * spelling extraction gives a file's subject (`normalizePath`: `.\src\a.ts:12` is `src/a.ts`).
+ * The text is read as Unicode NFC first: a decomposed letter would otherwise end its token.
+ */
 export const mentionedPaths = (text: string): string[] => {
   const out: string[] = [];
-  for (const raw of rawTokens(text)) {
-    const token = trimEdges(raw.startsWith('./') ? raw.slice(2) : raw, EDGE_PUNCTUATION, PATH_TRAILING);
-    if (token !== '' && !TASK_REFERENCE.test(token) && isPathLike(token) && /\p{L}/u.test(token)) out.push(token);
+  for (const raw of rawTokens(text.normalize('NFC'))) {
+    const relative = raw.startsWith('./') || raw.startsWith('.\\') ? raw.slice(2) : raw;
+    const token = trimEdges(relative, EDGE_PUNCTUATION, PATH_TRAILING);
+    if (token !== '' && !TASK_REFERENCE.test(token) && isPathLike(token) && /\p{L}/u.test(token))
+      out.push(normalizePath(token));
   }
   return out;
 };

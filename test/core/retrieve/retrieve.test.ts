@@ -389,6 +389,23 @@ describe('the signals beyond the words', () => {
     );
   });
 
+  it.each([
+    ['as stored', 'src/a.go'],
+    ['with a leading ./', './src/a.go'],
+    ['with Windows separators', 'src\\a.go'],
+    ['with a . segment', 'src/./a.go'],
+    ['with a .. segment', 'src/b/../a.go'],
+    ['with a line and column', 'src/a.go:12:5'],
+    ['with a line range', '`src/a.go:L2-L9`'],
+    ['with a GitHub line anchor', 'src/a.go#L12'],
+    ['in decomposed Unicode', 'lib/cafe\u0301.go'],
+  ])('a prompt that names a file %s gives its fact the exact-file boost', (_label, named) => {
+    const s = addFacts(emptyFactStore(), changed(1, ['src/a.go', 'src/b.go', 'lib/caf\u00e9.go', 'lib/c.go']));
+    const decisions = explainRetrieval(s, defaults(`Fix the crash at ${named} today`));
+    const boosted = decisions.filter((d) => (d.parts?.boost ?? 0) > 0).map((d) => d.fact.subject);
+    expect(boosted).toEqual([named.includes('caf') ? 'lib/caf\u00e9.go' : 'src/a.go']);
+  });
+
   it('recency decays per task and stops past its window of tasks', () => {
     const s = addFacts(
       emptyFactStore(),

@@ -79,8 +79,13 @@ describe('code-aware terms', () => {
     expect(mentionedPaths('Update ./src/config.ts, then config.ts and docs/api/ but not e.g. this')).toEqual([
       'src/config.ts',
       'config.ts',
-      'docs/api/',
+      'docs/api',
     ]);
+  });
+
+  it('find each path a query names in the spelling extraction gives its subject', () => {
+    const text = 'See .\\src\\a.ts, src/./b.ts:12:5, `src/x/../c.ts#L3-L9` and lib/cafe\u0301.ts:L2-L4.';
+    expect(mentionedPaths(text)).toEqual(['src/a.ts', 'src/b.ts', 'src/c.ts', 'lib/caf\u00e9.ts']);
   });
 });
 
