@@ -11,11 +11,14 @@
 /** Quotes a model puts around a path it writes in prose: a pair of them around the whole text. */
 const QUOTES = ['`', '"', "'"] as const;
 
-/** The text without the one pair of quotes around all of it, if it has one. */
+/** The text without the pairs of quotes around all of it (`` `'a'` `` is `a`), if it has any. */
 const unquoted = (text: string): string => {
-  for (const quote of QUOTES)
-    if (text.length > 2 && text.startsWith(quote) && text.endsWith(quote)) return text.slice(1, -1).trim();
-  return text;
+  let inner = text;
+  for (;;) {
+    const quote = QUOTES.find((mark) => inner.length > 2 && inner.startsWith(mark) && inner.endsWith(mark));
+    if (quote === undefined) return inner;
+    inner = inner.slice(1, -1).trim();
+  }
 };
 
 /**
@@ -58,14 +61,40 @@ const resolvedSegments = (path: string): string => {
   return joined === '' ? '.' : joined;
 };
 
-/**
- * A whitespace-collapsed path in the one spelling every other spelling of its file gives: the
- * quotes around it and a location after it dropped, Unicode NFC, `\` read as `/`, and its `.`,
- * `..` and empty segments resolved (see `resolvedSegments`). A URL keeps its slashes.
- */
-export const normalizePath = (text: string): string => {
-  const path = unquoted(withoutLocation(unquoted(text))).normalize('NFC');
+/** `path` (unquoted, NFC) with `/` for `\\` and its segments resolved; a URL as it is. */
+const resolvedPath = (path: string): string =>
+  URL_SCHEME.test(path) ? path : resolvedSegments(path.replaceAll('\\', '/'));
+
+/** One pass of `normalizePath`: quotes, NFC, separators and segments, then a location and the quotes before it. */
+const respelled = (text: string): string => {
+  const path = unquoted(text).normalize('NFC');
   // Quotes around nothing are what was written, not an empty name.
   if (path === '') return text;
-  return URL_SCHEME.test(path) ? path : resolvedSegments(path.replaceAll('\\', '/'));
+  const resolved = resolvedPath(path);
+  const located = withoutLocation(resolved);
+  return located === resolved ? resolved : resolvedPath(unquoted(located));
+};
+
+/**
+ * Passes past which a spelling is taken as it stands. Each pass but the last shortens the text,
+ * and one exposes what the next drops only when quotes, segments and locations nest (`./\`a\``
+ * resolves to a quoted name), which no agent writes deeper than this.
+ */
+const MAX_PASSES = 8;
+
+/**
+ * A whitespace-collapsed path in the one spelling every other spelling of its file gives: the
+ * quotes around it and a location after it dropped, Unicode NFC, `\\` read as `/`, and its `.`,
+ * `..` and empty segments resolved (see `resolvedSegments`). A URL keeps its slashes. The answer
+ * is its own spelling (normalized again, it is the same), so a stored subject names its pair:
+ * passes are made until one changes nothing (at most `MAX_PASSES`, each linear in the text).
+ */
+export const normalizePath = (text: string): string => {
+  let current = text;
+  for (let pass = 0; pass < MAX_PASSES; pass += 1) {
+    const next = respelled(current);
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
 };

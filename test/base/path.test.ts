@@ -41,6 +41,22 @@ describe('normalizePath', () => {
     );
   });
 
+  it('gives a spelling that is its own: normalizing a path twice gives what normalizing it once did', () => {
+    const quoted = fc.string({
+      unit: fc.constantFrom('a', '/', '\\', '.', '`', '"', "'", ':', '1', '#', 'L', 'C', '-', ' '),
+      maxLength: 14,
+    });
+    fc.assert(
+      fc.property(fc.oneof(spelled, quoted), (written) => {
+        const path = normalizePath(written);
+        expect(normalizePath(path)).toBe(path);
+      }),
+      { numRuns: 5_000 },
+    );
+    for (const written of ['a:1/', 'a:1:2:3', 'a/.:1', '``a``', '`./src/a.ts`:12', 'a:1/.'])
+      expect(normalizePath(normalizePath(written))).toBe(normalizePath(written));
+  });
+
   it.each([
     ['10 MB of ../', '../'.repeat(3_500_000)],
     ['10 MB of slashes', '/'.repeat(10_000_000)],
