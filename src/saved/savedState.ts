@@ -35,6 +35,7 @@ import {
   selectRecordedPrompts,
 } from '../core/store/write.js';
 import { redactedField, redactedPairs } from './redactedPairs.js';
+import { respelledPairs, respelledSubject } from './respelledPairs.js';
 
 /** The `format` tag of a saved state. */
 export const STATE_FORMAT = 'session-fact-tracker/state';
@@ -163,12 +164,12 @@ const RecordedFileSchema = z
     },
     { error: notAnObject },
   )
-  // Named as its pair is read (`redactedPairs`): a state saved before results were redacted may hold a secret here.
-  .transform(({ taskId, subject, relation }): RecordedFile => ({
-    taskId,
-    subject: redactedField(subject, FACT_LIMITS.subject),
-    relation: redactedField(relation, FACT_LIMITS.relation),
-  }));
+  .transform(({ taskId, subject, relation }): RecordedFile => {
+    // Named as its pair is read (`redactedPairs`, `respelledPairs`): a state saved before results
+    // were redacted may hold a secret here, and one saved before a path had one spelling another spelling.
+    const name = redactedField(relation, FACT_LIMITS.relation);
+    return { taskId, subject: respelledSubject(redactedField(subject, FACT_LIMITS.subject), name), relation: name };
+  });
 
 const incompleteTombstone = (issue: IssuePath): string =>
   `${pathOf(issue, 1)} needs a subject, a relation and a finite invalidatedAt`;
@@ -193,11 +194,12 @@ const TombstoneSchema = z
     },
     { error: notAnObject },
   )
-  // Keyed as its pair is read (`redactedPairs`): a state saved before results were redacted may hold a secret here.
-  .transform(({ subject, relation, invalidatedAt }): readonly [string, number] => [
-    pairKey(redactedField(subject, FACT_LIMITS.subject), redactedField(relation, FACT_LIMITS.relation)),
-    invalidatedAt,
-  ]);
+  .transform(({ subject, relation, invalidatedAt }): readonly [string, number] => {
+    // Keyed as its pair is read (`redactedPairs`, `respelledPairs`): a state saved before results
+    // were redacted may hold a secret here, and one saved before a path had one spelling another spelling.
+    const name = redactedField(relation, FACT_LIMITS.relation);
+    return [pairKey(respelledSubject(redactedField(subject, FACT_LIMITS.subject), name), name), invalidatedAt];
+  });
 
 const RecordedPromptSchema = z.object(
   {
@@ -352,8 +354,9 @@ const decodeDocument = (value: unknown): E.Either<SavedStateFailure, DecodedStat
     E.map((ledger: NotesLedger | undefined): DecodedState => {
       const built = buildStore(
         normalizeMaxValidFacts(maxValidFacts),
-        // A state an earlier version saved may hold secrets its results quoted: read redacted.
-        redactedPairs(pairs),
+        // A state an earlier version saved may hold secrets its results quoted, and a file in
+        // the several spellings agents wrote it: read redacted, then each path in its one spelling.
+        respelledPairs(redactedPairs(pairs)),
         prompts ?? [],
         files ?? [],
         tombstones ?? [],

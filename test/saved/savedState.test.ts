@@ -23,8 +23,10 @@ import {
   selectValidFacts,
   trackerTransition,
 } from '../../src/index.js';
-import { createFactId } from '../../src/core/fact.js';
+import { createFactId, type SessionFact } from '../../src/core/fact.js';
 import type { FactStore } from '../../src/core/store/state.js';
+import { respelledPairs } from '../../src/saved/respelledPairs.js';
+import { storeArb } from '../arbitraries.js';
 import { implementer, reviewer } from '../fixtures/results.js';
 import { SECRETS } from '../fixtures/secrets.js';
 
@@ -39,6 +41,13 @@ const history = [
 /** A saved state as its JSON text parses, fresh each time. */
 const saved = (): Record<string, unknown> =>
   JSON.parse(JSON.stringify(encodeState(replayHistory(history).store))) as Record<string, unknown>;
+
+/** The store a saved state reads to, or the reason it cannot, thrown. */
+const decoded = (value: unknown): FactStore => {
+  const read = decodeState(value);
+  if (E.isLeft(read)) throw new Error(read.left.message);
+  return read.right;
+};
 
 /** Every object and array in `value`, with the container and key it is held at. */
 const places = (value: unknown): Array<readonly [Record<string, unknown>, string]> =>
@@ -318,11 +327,6 @@ describe('a saved state an earlier version wrote with secrets in its facts', () 
     ],
     prompts: [{ taskId: '2', prompt: `Push again with ${other}`, at: 1000 }],
   });
-  const decoded = (value: unknown): FactStore => {
-    const read = decodeState(value);
-    if (E.isLeft(read)) throw new Error(read.left.message);
-    return read.right;
-  };
 
   it('reads its facts redacted, as results are read now, so no listing, section or saved state holds one', () => {
     const store = decoded(older());
@@ -361,5 +365,200 @@ describe('a saved state an earlier version wrote with secrets in its facts', () 
     ).toEqual([0, 2000]);
     const again = decoded(JSON.parse(JSON.stringify(encodeState(store))));
     expect(encodeState(again)).toEqual(encodeState(store));
+  });
+});
+
+describe('a saved state an earlier version wrote, naming one file in several spellings', () => {
+  /** A fact as every version writes it into a state, its id of its triple. */
+  const fact = (
+    subject: string,
+    relation: string,
+    object: string,
+    validFrom: number,
+    origin: Pick<SessionFact, 'tags' | 'sourceTaskId' | 'sourceRole'>,
+  ) => makeFact({ subject, relation, object, validFrom, confidence: 1, ...origin });
+  /** What a task's implementer and reviewer made of a path, as extraction tags them. */
+  const changed = (path: string, taskId: string, at: number) =>
+    fact(path, 'modified_by', `task:${taskId}`, at, {
+      tags: ['file_change'],
+      sourceTaskId: taskId,
+      sourceRole: 'implementer',
+    });
+  const reviewed = (path: string, relation: 'issue' | 'convention', at: number) =>
+    fact(path, relation, 'naming style is off', at, {
+      tags: [relation === 'issue' ? 'error' : 'convention'],
+      sourceTaskId: '1',
+      sourceRole: 'reviewer',
+    });
+  const pair = (assertions: ReadonlyArray<SessionFact>, clears: number[] = []) => ({
+    subject: assertions[0]!.subject,
+    relation: assertions[0]!.relation,
+    assertions,
+    clears,
+  });
+  /**
+   * What `replay --save` wrote up to 2a90deb, before a path was read in one spelling: task 1
+   * changed `./src/a.ts` and `src\b.ts`, its review flagged `` `src/a.ts:12` ``, task 2 changed
+   * `src/a.ts` again (the earlier change invalidated at 1500); a closed pair compaction removed
+   * and the file it recorded, in other spellings still.
+   */
+  const older = () => ({
+    format: 'session-fact-tracker/state',
+    version: 1,
+    maxValidFacts: 1000,
+    pairs: [
+      pair([changed('./src/a.ts', '1', 1000)], [1500]),
+      pair([reviewed('`src/a.ts:12`', 'convention', 1200)]),
+      pair([reviewed('`src/a.ts:12`', 'issue', 1200)]),
+      pair([changed('src/a.ts', '2', 2000)]),
+      pair([changed('src\\b.ts', '1', 1000)]),
+      pair([
+        fact('task:1', 'summary', 'moved src/./a.ts', 1000, {
+          tags: ['decision'],
+          sourceTaskId: '1',
+          sourceRole: 'implementer',
+        }),
+      ]),
+    ],
+    prompts: [],
+    files: [{ taskId: '1', subject: './src/c.ts', relation: 'modified_by' }],
+    tombstones: [{ subject: 'src\\c.ts', relation: 'modified_by', invalidatedAt: 1800 }],
+  });
+  const more = [
+    {
+      type: 'dispatch',
+      role: 'implementer',
+      taskId: '3',
+      result: implementer('3', ['src/a.ts', 'src/b.ts']),
+      at: 3000,
+    },
+    { type: 'prompt', taskId: '4', taskPrompt: 'fix src/a.ts', at: 4000 },
+  ]
+    .map((line) => JSON.stringify(line))
+    .join('\n');
+
+  it('reads each path in its one spelling, so a change resumed from it supersedes the earlier one and a section lists the file once', () => {
+    const resumed = replayHistory(more, { initial: decoded(older()) });
+    const files = selectValidFacts(resumed.store)
+      .filter(({ relation }) => relation === 'modified_by')
+      .map(({ subject, object }) => `${subject} ${object}`)
+      .sort();
+    expect(files).toEqual(['src/a.ts task:3', 'src/b.ts task:3']);
+    const section = resumed.report.prompts[0]!.sessionContext;
+    for (const spelling of ['./src/a.ts', 'src\\b.ts', '`src/a.ts:12`']) expect(section).not.toContain(spelling);
+    expect(section).toContain('- src/a.ts issue naming style is off [task:1]');
+    for (const each of selectAllFacts(resumed.store))
+      expect(each.id).toBe(createFactId(each.subject, each.relation, each.object));
+  });
+
+  it('merges the pairs whose spellings meet into one log, assertions and clears united, and respells tombstones and file records', () => {
+    const state = encodeState(decoded(older()));
+    expect(
+      state.pairs.map(({ subject, relation, assertions, clears }) => [
+        subject,
+        relation,
+        assertions.map(({ sourceTaskId, validFrom }) => `${sourceTaskId}@${validFrom}`),
+        clears,
+      ]),
+    ).toEqual([
+      ['src/a.ts', 'convention', ['1@1200'], []],
+      ['src/a.ts', 'issue', ['1@1200'], []],
+      ['src/a.ts', 'modified_by', ['1@1000', '2@2000'], [1500]],
+      ['src/b.ts', 'modified_by', ['1@1000'], []],
+      ['task:1', 'summary', ['1@1000'], []],
+    ]);
+    expect(state.tombstones).toEqual([{ subject: 'src/c.ts', relation: 'modified_by', invalidatedAt: 1800 }]);
+    expect(state.files).toEqual([{ taskId: '1', subject: 'src/c.ts', relation: 'modified_by' }]);
+    // An assertion dated before the respelled tombstone is closed by it.
+    const late = addFacts(decoded(older()), [changed('src/c.ts', '2', 1700)]);
+    expect(selectValidFacts(late).filter(({ subject }) => subject === 'src/c.ts')).toEqual([]);
+    // Two spellings of one assertion (one result naming the file twice) are one assertion.
+    const twice = {
+      ...older(),
+      pairs: [pair([changed('./src/d.ts', '1', 1000)]), pair([changed('src/d.ts', '1', 1000)])],
+    };
+    expect(encodeState(decoded(twice)).pairs.map(({ assertions }) => assertions.length)).toEqual([1]);
+    expect(encodeState(decoded(JSON.parse(JSON.stringify(state))))).toEqual(state);
+  });
+
+  it('leaves as written a subject extraction never read as a path: a task, and facts not of the path rules', () => {
+    const byHand = { tags: ['decision'], sourceTaskId: '1', sourceRole: 'implementer' } as const;
+    const kept = [
+      pair([fact('task:a/./b', 'summary', 'done', 1000, { ...byHand, sourceTaskId: 'a/./b' })]),
+      pair([
+        fact('task:a/./b', 'issue', 'no tests', 1000, {
+          tags: ['error'],
+          sourceTaskId: 'a/./b',
+          sourceRole: 'reviewer',
+        }),
+      ]),
+      pair([fact('./docs/guide.md', 'covers', 'setup', 1000, byHand)]),
+      pair([fact('./docs/guide.md', 'modified_by', 'task:1', 1000, byHand)]),
+    ];
+    const state = encodeState(decoded({ ...older(), pairs: kept, files: [], tombstones: [] }));
+    expect(state.pairs.map(({ subject, relation }) => `${subject} ${relation}`)).toEqual([
+      './docs/guide.md covers',
+      './docs/guide.md modified_by',
+      'task:a/./b issue',
+      'task:a/./b summary',
+    ]);
+  });
+});
+
+describe('a saved state this version wrote', () => {
+  const spellings = fc.constantFrom(
+    'src/a.ts',
+    './src/a.ts',
+    'src\\a.ts',
+    'src/b/../a.ts',
+    '`src/a.ts:12`',
+    'src/b.ts',
+  );
+  const dispatchArb = fc.oneof(
+    fc
+      .record({ taskId: fc.constantFrom('1', '2'), files: fc.array(spellings, { minLength: 1, maxLength: 3 }) })
+      .map(({ taskId, files }) => ({
+        type: 'dispatch',
+        role: 'implementer',
+        taskId,
+        result: implementer(taskId, files),
+      })),
+    fc.record({ taskId: fc.constantFrom('1', '2'), file: spellings }).map(({ taskId, file }) => ({
+      type: 'dispatch',
+      role: 'reviewer',
+      taskId,
+      result: reviewer(taskId, 'needs_changes', [{ file, message: 'naming style is off' }]),
+    })),
+    fc.record({ subject: spellings }).map(({ subject }) => ({ type: 'invalidate', subject, relation: 'modified_by' })),
+    fc.integer({ min: 1, max: 3 }).map((maxFacts) => ({ type: 'compact', maxFacts })),
+  );
+  const historyArb = fc
+    .array(fc.tuple(dispatchArb, fc.integer({ min: 0, max: 5 })), { maxLength: 12 })
+    .map((lines) => lines.map(([line, at]) => JSON.stringify({ ...line, at: at * 1000 })).join('\n'));
+  const roundTrip = (store: FactStore): FactStore => decoded(JSON.parse(JSON.stringify(encodeState(store))));
+
+  /**
+   * The store reads back as it was written (its document the same), and a store read from a state
+   * is the very store its own saved state reads back to. (Not the replayed store itself: a state
+   * numbers the index's documents in the order of its sorted pairs, a replay in its own.)
+   */
+  const expectReadAsWritten = (store: FactStore): void => {
+    const read = roundTrip(store);
+    expect(encodeState(read)).toEqual(encodeState(store));
+    expect(roundTrip(read)).toEqual(read);
+  };
+
+  it('reads back as the store it was written from, for a store replayed from a history', () => {
+    expectReadAsWritten(replayHistory(history).store);
+  });
+
+  it('reads back as the same store for any store the reducers or a replay build, every file in its one spelling', () => {
+    fc.assert(fc.property(historyArb, (text) => expectReadAsWritten(replayHistory(text).store)));
+    fc.assert(fc.property(storeArb, expectReadAsWritten));
+  });
+
+  it('holds no pair to respell, so its pairs are read without a copy', () => {
+    const { pairs } = encodeState(replayHistory(history).store);
+    expect(respelledPairs(pairs)).toBe(pairs);
   });
 });
