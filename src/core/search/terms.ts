@@ -95,13 +95,90 @@ const PATH_TRAILING: ReadonlySet<string> = new Set([...EDGE_PUNCTUATION, ',', ';
 
 const NO_TOKENS: ReadonlyArray<string> = Object.freeze([]);
 
-/** The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each (one array: a global match builds no match objects). */
+/** A character at or above U+3000, where kana, Hangul syllables and CJK ideographs lie: only such text is split by script. */
+const WIDE_CHARACTER = /[^\u0000-\u2fff]/u;
+
+/** A letter of Chinese, Japanese or Korean writing (kana's prolonged sound mark and 々 included). */
+const CJK_LETTER = /^[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]$/u;
+
+const PATH_SEPARATORS: ReadonlySet<string> = new Set(['/', '\\']);
+
+/** What joins the parts of one name: a CJK run after one, or before one and a letter or digit, stays in its name. */
+const NAME_JOINERS: ReadonlySet<string> = new Set(['_', '-']);
+
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
+
+/**
+ * Chinese, Japanese and Korean writers put a path right against their words (`src/config.tsを修正して`,
+ * `修复src/db/pool.ts中的连接泄漏`), so a token splits where a run of CJK letters meets other
+ * characters, except where the run is part of a path's own name (`docs/設計.md`, `src/한글.ts`):
+ * - after the run, before a path separator, or before `.`, `_` or `-` and a letter or digit (an
+ *   extension, or more of the name: `設計.md`, `設計/`, `設計_v2.md`);
+ * - before the run, after a path separator, `_` or `-` (the run starts a segment or a name's part),
+ *   or, when the run is kept after it, after characters that a separator starts and no `.` or
+ *   CJK letter ends (`docs/API設計.md`; `src/a.tsと設計.md` splits before `と`: a file name ended).
+ * Without word segmentation a run of words and a name is one run: `これは設計.md` stays whole.
+ */
+const splitCjkRuns = (token: string, out: string[]): void => {
+  const chars = Array.from(token);
+  let piece = 0;
+  let segmentStarted = false;
+  let segmentPlain = false;
+  let at = 0;
+  const cut = (end: number): void => {
+    if (end > piece) out.push(chars.slice(piece, end).join(''));
+    piece = end;
+  };
+  while (at < chars.length) {
+    const char = chars[at]!;
+    if (!CJK_LETTER.test(char)) {
+      const separator = PATH_SEPARATORS.has(char);
+      segmentStarted ||= separator;
+      segmentPlain = separator || (segmentPlain && char !== '.');
+      at += 1;
+      continue;
+    }
+    const start = at;
+    while (at < chars.length && CJK_LETTER.test(chars[at]!)) at += 1;
+    const after = chars[at];
+    const keptAfter =
+      after !== undefined &&
+      (PATH_SEPARATORS.has(after) ||
+        ((after === '.' || NAME_JOINERS.has(after)) && LETTER_OR_DIGIT.test(chars[at + 1] ?? '')));
+    const before = chars[start - 1];
+    const keptBefore =
+      before === undefined ||
+      PATH_SEPARATORS.has(before) ||
+      NAME_JOINERS.has(before) ||
+      (keptAfter && segmentStarted && segmentPlain);
+    if (!keptBefore) cut(start);
+    if (!keptAfter) cut(at);
+    segmentPlain = false;
+  }
+  cut(chars.length);
+};
+
+/** The tokens of CJK text: each token holding a wide character split by `splitCjkRuns`. */
+const scriptTokens = (tokens: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const out: string[] = [];
+  for (const token of tokens) {
+    if (WIDE_CHARACTER.test(token)) splitCjkRuns(token, out);
+    else out.push(token);
+  }
+  return out;
+};
+
+/**
+ * The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each (one array: a global match
+ * builds no match objects), split where CJK words meet a path (`splitCjkRuns`).
+ */
 const rawTokens = (text: string): ReadonlyArray<string> => {
-  const tokens = text.match(RAW_TOKEN);
-  if (tokens === null) return NO_TOKENS;
-  return tokens.every((token) => token.length <= MAX_TOKEN_LENGTH)
-    ? tokens
-    : tokens.filter((token) => token.length <= MAX_TOKEN_LENGTH);
+  const matched = text.match(RAW_TOKEN);
+  if (matched === null) return NO_TOKENS;
+  const tokens = matched.every((token) => token.length <= MAX_TOKEN_LENGTH)
+    ? matched
+    : matched.filter((token) => token.length <= MAX_TOKEN_LENGTH);
+  return WIDE_CHARACTER.test(text) ? scriptTokens(tokens) : tokens;
 };
 
 const MEMO_LIMIT = 50_000;

@@ -406,6 +406,18 @@ describe('the signals beyond the words', () => {
     expect(boosted).toEqual([named.includes('caf') ? 'lib/caf\u00e9.go' : 'src/a.go']);
   });
 
+  it.each([
+    ['Japanese', 'src/a.goのクラッシュを直して', 'src/a.go'],
+    ['Chinese', '修复src/a.go中的崩溃', 'src/a.go'],
+    ['Korean', 'src/a.go의 충돌을 고쳐', 'src/a.go'],
+    ['Japanese, of a file with a Japanese name', 'docs/設計.goのクラッシュを直して', 'docs/設計.go'],
+  ])('%s: a prompt that names a file against its words gives its fact the exact-file boost', (_label, prompt, file) => {
+    const s = addFacts(emptyFactStore(), changed(1, ['src/a.go', 'src/b.go', 'docs/設計.go', 'lib/c.go']));
+    const decisions = explainRetrieval(s, defaults(prompt));
+    const boosted = decisions.filter((d) => (d.parts?.boost ?? 0) > 0).map((d) => d.fact.subject);
+    expect(boosted).toEqual([file]);
+  });
+
   it('recency decays per task and stops past its window of tasks', () => {
     const s = addFacts(
       emptyFactStore(),

@@ -89,6 +89,63 @@ describe('code-aware terms', () => {
   });
 });
 
+describe('text in Chinese, Japanese and Korean', () => {
+  // Writers of these scripts put an ASCII path right against their own words, with no space.
+  it.each([
+    ['Japanese', 'src/config.tsを修正して', ['src/config.ts']],
+    ['Chinese', '修复src/db/pool.ts中的连接泄漏', ['src/db/pool.ts']],
+    ['Korean', 'src/config.ts를 수정해 주세요', ['src/config.ts']],
+    ['Korean, after the path', '설정은src/config.ts에서 읽는다', ['src/config.ts']],
+    ['full-width punctuation', 'src/config.ts、src/db.ts。', ['src/config.ts', 'src/db.ts']],
+    ['brackets', '「src/config.ts」のバグを直す', ['src/config.ts']],
+    ['two paths', 'src/a.tsとsrc/b.tsを比較して', ['src/a.ts', 'src/b.ts']],
+    [
+      'a path with CJK segment names',
+      'docs/設計.mdとsrc/한글.ts를 보고 設計/メモ.mdを更新',
+      ['docs/設計.md', 'src/한글.ts', '設計/メモ.md'],
+    ],
+    [
+      'a CJK name beside other characters in its segment',
+      'docs/API設計.mdとdocs/設計_v2.mdとdocs/設計-メモ.mdを読む',
+      ['docs/API設計.md', 'docs/設計_v2.md', 'docs/設計-メモ.md'],
+    ],
+    ['a word before a path with a CJK name', '更新docs/設計.md', ['docs/設計.md']],
+    ['a relative path', './src/a.tsを見て', ['src/a.ts']],
+  ])('%s: find the paths a prompt names against its words', (_label, text, paths) => {
+    expect(mentionedPaths(text)).toEqual(paths);
+  });
+
+  it('give a prompt and a fact the terms of the path they name, and none of the words around it', () => {
+    expect(queryTerms('src/config.tsを修正して')).toEqual(['src', 'config', 'ts']);
+    expect(queryTerms('修复src/db/pool.ts中的连接泄漏')).toEqual(queryTerms('src/db/pool.ts'));
+    expect(textTerms('src/db/pool.tsの接続リークを修正した')).toEqual(textTerms('src/db/pool.ts'));
+    expect(textTerms('src/a.tsとsrc/b.tsを比較して')).toEqual(textTerms('src/a.ts src/b.ts'));
+    expect(textTerms('docs/設計.mdを更新')).toEqual(textTerms('docs/設計.md'));
+  });
+
+  it('leave English text as it was', () => {
+    const text = 'Fix the rateLimit bug in ./src/auth/loginRoute.ts, then docs/api/ and config.ts.';
+    expect(mentionedPaths(text)).toEqual(['src/auth/loginRoute.ts', 'docs/api', 'config.ts']);
+    expect(textTerms(text)).toEqual([
+      'fix',
+      'ratelimit',
+      'rate',
+      'limit',
+      'bug',
+      'src',
+      'auth',
+      'loginrout',
+      'login',
+      'rout',
+      'ts',
+      'doc',
+      'api',
+      'config',
+      'ts',
+    ]);
+  });
+});
+
 describe('untrusted prompt text of any size', () => {
   // A pattern that backtracks over a long token is quadratic in it: 10 MB would take hours.
   it.each([
