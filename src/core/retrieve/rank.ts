@@ -169,9 +169,9 @@ export type RankingOverrides = Partial<
 /** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). Frozen: shared by every query. */
 export const DEFAULT_RANKING: RankingOptions = deepFreeze({
   priors: {
-    status: 0.102,
+    status: 0.204,
     test: 0.567,
-    testFile: 0.804,
+    testFile: 0.803,
     manifest: 1.13,
     docs: 0.762,
     generated: 0.835,
@@ -186,7 +186,7 @@ export const DEFAULT_RANKING: RankingOptions = deepFreeze({
   exactFileBoost: 100,
   feedback: { weight: 0.243, facts: 3, terms: 8, maxShare: 0.05 },
   recency: { weight: 2.02, tasks: 63, decay: 0.971, shared: 0.441 },
-  coChange: { weight: 0.93, seeds: 3 },
+  coChange: { weight: 1.86, seeds: 3 },
   conventionBase: 0.425,
   floor: 0.03,
   fill: { power: 0.75, longest: 60 },
