@@ -41,7 +41,6 @@ import {
   withLedger,
 } from './machine.js';
 import { factKey, isNotesId, type NotesEvent } from './model.js';
-import { messageTime } from './messageTime.js';
 import { settleExtraction } from './port.js';
 import { conversationPrompt, promptTurns } from './prompt.js';
 import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed, resumeRewrite } from './stage.js';
@@ -113,20 +112,18 @@ const onUserMessage = (state: NotesState, input: NotesUserMessageRecorded): Note
   const { user, session, text, at } = input;
   if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || isBlank(text)) return [state, []];
   const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
-  // After what the tracker holds of the session and profile, whatever clocks stamped it (`messageTime`).
-  const told = typeof at === 'number' && Number.isFinite(at) ? messageTime(state.ledger, user, session, at) : undefined;
   const next: NotesConversation = {
     ...conversation,
     transcript: record(state.settings, conversation, { role: 'user', content: text }),
     requested: conversation.requested + 1,
-    ...(told === undefined ? {} : { requestedAt: told }),
+    ...(typeof at === 'number' && Number.isFinite(at) ? { requestedAt: at } : {}),
   };
   const loading = requireLoaded(withConversation(state, user, session, next), user, session);
   // With leases, the message goes to the shared queue: whoever holds the lease extracts it.
   return state.settings.lease === undefined
     ? andThen(loading, (loaded) => resume(loaded, user, session))
     : andThen(loading, (loaded) =>
-        addToQueue(loaded, user, session, { kind: 'message', text, ...(told === undefined ? {} : { at: told }) }),
+        addToQueue(loaded, user, session, { kind: 'message', text, ...(next.requestedAt === undefined ? {} : { at }) }),
       );
 };
 
