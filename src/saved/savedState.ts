@@ -143,6 +143,16 @@ const OUTSIDE_YEARS = 'is not a time within the years 0000 to 9999';
 const withinYears = <T extends z.ZodType<number>>(time: T) =>
   time.refine(isWithinYears, { error: (issue) => `${pathOf(issue)} ${OUTSIDE_YEARS}` });
 
+/**
+ * The subject and relation of a file record or a tombstone, named as their pair is read
+ * (`redactedPairs`, `respelledPairs`): a state saved before results were redacted may hold a
+ * secret there, and one saved before a path had one spelling another spelling of it.
+ */
+const pairNames = (subject: string, relation: string): readonly [string, string] => {
+  const name = redactedField(relation, FACT_LIMITS.relation);
+  return [respelledSubject(redactedField(subject, FACT_LIMITS.subject), name), name];
+};
+
 const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a prompt and a finite time`;
 
 const incompleteFile = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a subject and a relation`;
@@ -165,10 +175,8 @@ const RecordedFileSchema = z
     { error: notAnObject },
   )
   .transform(({ taskId, subject, relation }): RecordedFile => {
-    // Named as its pair is read (`redactedPairs`, `respelledPairs`): a state saved before results
-    // were redacted may hold a secret here, and one saved before a path had one spelling another spelling.
-    const name = redactedField(relation, FACT_LIMITS.relation);
-    return { taskId, subject: respelledSubject(redactedField(subject, FACT_LIMITS.subject), name), relation: name };
+    const [name, relationName] = pairNames(subject, relation);
+    return { taskId, subject: name, relation: relationName };
   });
 
 const incompleteTombstone = (issue: IssuePath): string =>
@@ -194,12 +202,10 @@ const TombstoneSchema = z
     },
     { error: notAnObject },
   )
-  .transform(({ subject, relation, invalidatedAt }): readonly [string, number] => {
-    // Keyed as its pair is read (`redactedPairs`, `respelledPairs`): a state saved before results
-    // were redacted may hold a secret here, and one saved before a path had one spelling another spelling.
-    const name = redactedField(relation, FACT_LIMITS.relation);
-    return [pairKey(respelledSubject(redactedField(subject, FACT_LIMITS.subject), name), name), invalidatedAt];
-  });
+  .transform(({ subject, relation, invalidatedAt }): readonly [string, number] => [
+    pairKey(...pairNames(subject, relation)),
+    invalidatedAt,
+  ]);
 
 const RecordedPromptSchema = z.object(
   {
@@ -230,7 +236,6 @@ const decodeAssertions = (
     const at = ['assertions', i];
     const fact = parseNewFact(value);
     if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left.message}` });
-    if (!isWithinYears(fact.right.validFrom)) return E.left({ path: at, message: `: validFrom ${OUTSIDE_YEARS}` });
     if (fact.right.subject !== subject || fact.right.relation !== relation)
       return E.left({ path: at, message: 'belongs to another pair' });
     const key = `${fact.right.id}@${fact.right.validFrom}`;
