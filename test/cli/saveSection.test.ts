@@ -237,6 +237,24 @@ describe('--save into a saved state another command wrote', () => {
     ]);
   });
 
+  it('prints the report before a save that fails, the notes command as the replay command', async () => {
+    const file = join(tempDir('save-report-first-'), 'missing', 'state.json');
+    const [facts, notes] = await Promise.all([saveFactsHere(file), saveNotesHere(file)]);
+    expect([facts.status, notes.status]).toEqual([1, 1]);
+    expect(JSON.parse(facts.stdout)).toMatchObject({ summary: { events: 40, prompts: 11 } });
+    expect(JSON.parse(notes.stdout)).toMatchObject({ summary: { userMessages: 17, extractions: 17 } });
+  });
+
+  it('saves the notes when the reader of the report closes it early (| head)', async () => {
+    const file = join(tempDir('save-notes-head-'), 'state.json');
+    // The JSON report of the example is about 68 KB, more than a pipe holds (64 KB).
+    expect(await runCliCut(['notes', 'replay', CONVERSATIONS, '--json', '--save', file])).toEqual({
+      status: 0,
+      stderr: '',
+    });
+    expect(sectionsOf(file).notes).toBe(13);
+  });
+
   it('says a folder named with a trailing slash that does not exist is no folder, as a missing folder, and makes nothing', async () => {
     const dir = tempDir('save-no-folder-slash-');
     for (const file of [`${join(dir, 'x')}/`, `${join(dir, 'x', 'y')}/`]) {

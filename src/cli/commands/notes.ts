@@ -270,9 +270,11 @@ const save = (
  */
 const MAX_LOG_BYTES = 256 * 1024 * 1024;
 
-/** Replays the conversation log, saves the ledger when asked, and prints the report; resolves to the exit status. */
-export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string, number> =>
-  pipe(
+/** Replays the conversation log, prints the report and saves the ledger when asked; resolves to the exit status. */
+export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string, number> => {
+  // The save is what was asked for, whoever reads the report: `notes replay log --save s | head` saves too.
+  if (command.save !== undefined) io.outliveReader?.();
+  return pipe(
     TE.Do,
     TE.apS(
       'text',
@@ -288,18 +290,23 @@ export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string
     TE.map(({ text, countTokens }) =>
       replayConversationLog(text, { countTokens, ...(command.turns === undefined ? {} : { turns: command.turns }) }),
     ),
+    // The report is printed before the save, as `replay` prints its own: a save refused or failed
+    // still leaves the report of what the log held, and says why on stderr.
+    TE.chainFirst(({ report }) =>
+      TE.fromIO(() => {
+        const turns = command.turns ?? DEFAULT_HISTORY_TURNS;
+        io.stdout(
+          command.json
+            ? // A profile leaves the library as it is stored: its time an ISO string (docs/notes.md).
+              toJson({
+                ...report,
+                profiles: report.profiles.map(({ user, profile }) => ({ user, profile: encodeProfile(profile) })),
+              })
+            : `${renderNotesReplay(report, command.tokenizer, turns, createStyle(io.colour))}\n`,
+        );
+      }),
+    ),
     TE.chain((result) => save(io, command.save, result)),
-    TE.map(({ report }) => {
-      const turns = command.turns ?? DEFAULT_HISTORY_TURNS;
-      io.stdout(
-        command.json
-          ? // A profile leaves the library as it is stored: its time an ISO string (docs/notes.md).
-            toJson({
-              ...report,
-              profiles: report.profiles.map(({ user, profile }) => ({ user, profile: encodeProfile(profile) })),
-            })
-          : `${renderNotesReplay(report, command.tokenizer, turns, createStyle(io.colour))}\n`,
-      );
-      return exitStatusFor(io, 'notes', report.errors);
-    }),
+    TE.map(({ report }) => exitStatusFor(io, 'notes', report.errors)),
   );
+};
