@@ -3,7 +3,9 @@
  * with the file name kept whole and split (`src/auth/loginRoute.ts` -> src, auth, loginroute,
  * login, route, ts), identifiers on camelCase, PascalCase, snake_case and kebab-case (keeping
  * the joined compound, so `rateLimit` and `rate-limit` meet), lowercased, stopwords dropped and
- * Porter-stemmed so `validate`, `validation` and `validates` meet.
+ * Porter-stemmed so `validate`, `validation` and `validates` meet. Chinese, Japanese and Korean
+ * words are not segmented: each run of their letters gives its overlapping bigrams, a run of one
+ * letter that letter, as Lucene's CJKBigramFilter does (`登录页面` -> 登录, 录页, 页面).
  */
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
@@ -23,20 +25,55 @@ const IDENTIFIER_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/g
 
 const FILE_EXTENSION = /^(.+)\.([\p{L}\p{N}]{1,8})$/u;
 
+/** A character at or above U+3000, where kana, Hangul syllables and CJK ideographs lie: only such text is split by script. */
+const WIDE_CHARACTER = /[^\u0000-\u2fff]/u;
+
+/** The letters of Chinese, Japanese and Korean writing (kana's prolonged sound mark and 々 included), as a class. */
+const CJK_CLASS = '[\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}]';
+
+/** A letter of Chinese, Japanese or Korean writing. */
+const CJK_LETTER = new RegExp(`^${CJK_CLASS}$`, 'u');
+
+/** A run of such letters (within a token, whose characters are letters, digits and a few joiners). */
+const CJK_RUN = new RegExp(`${CJK_CLASS}+`, 'gu');
+
+/** A token of such letters alone: a run of words, not one word or path, read whatever its length. */
+const CJK_TOKEN = new RegExp(`^${CJK_CLASS}+$`, 'u');
+
 /** A word with where it came from: stopwords are dropped from prose but kept in paths (`up.rs`, `new/`). */
 interface Word {
   readonly word: string;
   readonly fromPath: boolean;
 }
 
-const keepTerm = ({ word, fromPath }: Word): boolean => word.length >= 2 && (fromPath || !STOPWORDS.has(word));
+/** A word long enough to rank: 2 characters or more, or a CJK letter (a run of one letter is a word). */
+const isLongEnough = (word: string): boolean => word.length >= 2 || CJK_LETTER.test(word);
 
-/** The words of one identifier or path segment: the compound (when split) and its parts. */
+const keepTerm = ({ word, fromPath }: Word): boolean => isLongEnough(word) && (fromPath || !STOPWORDS.has(word));
+
+/**
+ * The words of each run of CJK letters in `identifier`: its overlapping bigrams, or its one letter
+ * (code points, not UTF-16 units: `𠮷野` is a bigram). One pass over the run: a run of any length
+ * costs its length.
+ */
+const cjkWords = (identifier: string, fromPath: boolean, out: Word[]): void => {
+  for (const run of identifier.match(CJK_RUN) ?? []) {
+    const letters = Array.from(run);
+    if (letters.length === 1) out.push({ word: run, fromPath });
+    for (let at = 1; at < letters.length; at += 1) out.push({ word: letters[at - 1]! + letters[at]!, fromPath });
+  }
+};
+
+/**
+ * The words of one identifier or path segment: the compound (when split) and its parts, then the
+ * bigrams of its CJK letters (which no part holds: `API設計` gives `api` and `設計`).
+ */
 const identifierWords = (identifier: string, fromPath: boolean, out: Word[]): void => {
   const pieces = identifier.split(/[_\-.:@#]+/u).filter((piece) => piece !== '');
   const parts = pieces.flatMap((piece) => piece.match(IDENTIFIER_PART) ?? []);
   if (parts.length > 1) out.push({ word: parts.join('').toLowerCase(), fromPath });
   for (const part of parts) out.push({ word: part.toLowerCase(), fromPath });
+  if (WIDE_CHARACTER.test(identifier)) cjkWords(identifier, fromPath, out);
 };
 
 /** The segments of a path that carry words (not `.` or `..`). */
@@ -76,7 +113,8 @@ export const isPathLike = (token: string): boolean => {
 /**
  * Tokens longer than this carry no term: no word, identifier or path of a fact is this long
  * (paths are clipped to 200 characters), and skipping them keeps every pattern below linear
- * in the text, whatever a model writes.
+ * in the text, whatever a model writes. A run of CJK letters alone is the exception: it is many
+ * words written without spaces, and its bigrams are read in one pass (`cjkWords`).
  */
 export const MAX_TOKEN_LENGTH = 512;
 
@@ -94,12 +132,6 @@ const trimEdges = (token: string, edges: ReadonlySet<string> = EDGE_PUNCTUATION,
 const PATH_TRAILING: ReadonlySet<string> = new Set([...EDGE_PUNCTUATION, ',', ';']);
 
 const NO_TOKENS: ReadonlyArray<string> = Object.freeze([]);
-
-/** A character at or above U+3000, where kana, Hangul syllables and CJK ideographs lie: only such text is split by script. */
-const WIDE_CHARACTER = /[^\u0000-\u2fff]/u;
-
-/** A letter of Chinese, Japanese or Korean writing (kana's prolonged sound mark and 々 included). */
-const CJK_LETTER = /^[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]$/u;
 
 const PATH_SEPARATORS: ReadonlySet<string> = new Set(['/', '\\']);
 
@@ -158,27 +190,31 @@ const splitCjkRuns = (token: string, out: string[]): void => {
   cut(chars.length);
 };
 
-/** The tokens of CJK text: each token holding a wide character split by `splitCjkRuns`. */
+const isShortToken = (token: string): boolean => token.length <= MAX_TOKEN_LENGTH;
+
+/** A token that carries terms: at most MAX_TOKEN_LENGTH characters, or CJK letters alone (their bigrams cost their length). */
+const isReadToken = (token: string): boolean => isShortToken(token) || CJK_TOKEN.test(token);
+
+/** The tokens of CJK text: each token holding a wide character split by `splitCjkRuns`, then the ones read kept. */
 const scriptTokens = (tokens: ReadonlyArray<string>): ReadonlyArray<string> => {
   const out: string[] = [];
   for (const token of tokens) {
     if (WIDE_CHARACTER.test(token)) splitCjkRuns(token, out);
     else out.push(token);
   }
-  return out;
+  return out.every(isReadToken) ? out : out.filter(isReadToken);
 };
 
 /**
- * The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each (one array: a global match
- * builds no match objects), split where CJK words meet a path (`splitCjkRuns`).
+ * The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each but for runs of CJK letters
+ * (one array: a global match builds no match objects), split where CJK words meet a path
+ * (`splitCjkRuns`).
  */
 const rawTokens = (text: string): ReadonlyArray<string> => {
   const matched = text.match(RAW_TOKEN);
   if (matched === null) return NO_TOKENS;
-  const tokens = matched.every((token) => token.length <= MAX_TOKEN_LENGTH)
-    ? matched
-    : matched.filter((token) => token.length <= MAX_TOKEN_LENGTH);
-  return WIDE_CHARACTER.test(text) ? scriptTokens(tokens) : tokens;
+  if (WIDE_CHARACTER.test(text)) return scriptTokens(matched);
+  return matched.every(isShortToken) ? matched : matched.filter(isShortToken);
 };
 
 const MEMO_LIMIT = 50_000;
@@ -253,14 +289,14 @@ export const textTerms = memoize(8_192, (text: string): ReadonlyArray<string> =>
   return Object.freeze(all);
 });
 
-/** The query terms of one raw token: its words of 2 characters or more, stemmed (memoized like `tokenTerms`). */
+/** The query terms of one raw token: its words of 2 characters or more (or a CJK letter), stemmed (memoized like `tokenTerms`). */
 const queryTokenTerms = memoize(MEMO_LIMIT, (raw: string): ReadonlyArray<string> => {
   const token = trimEdges(raw);
   if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
   const out: Word[] = [];
   if (isPathLike(token)) pathWords(token, out);
   else identifierWords(token, false, out);
-  const terms = out.filter(({ word }) => word.length >= 2).map(({ word }) => stem(word));
+  const terms = out.filter(({ word }) => isLongEnough(word)).map(({ word }) => stem(word));
   return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
 });
 

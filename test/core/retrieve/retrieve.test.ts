@@ -116,6 +116,20 @@ describe('retrieveFacts', () => {
     expect(subjectsOf(retrieveFacts(store, query('Fix the login flow')))).toEqual(['src/auth/login.ts', 'task:4']);
   });
 
+  it.each([
+    ['Chinese', '登录页面报错了', 'task:1'],
+    ['Japanese', 'キャッシュの問題を調べて', 'task:2'],
+    ['Korean', '결제 모듈을 고쳐', 'task:3'],
+  ])('%s: finds a fact by a word its text shares with the prompt', (_label, prompt, subject) => {
+    const s = addFacts(emptyFactStore(), [
+      fact('task:1', 'summary', '修复了登录页面的缓存问题', 1, { tags: ['decision'] }),
+      fact('task:2', 'summary', 'ログイン後にキャッシュを削除する', 2, { sourceTaskId: '2', tags: ['decision'] }),
+      fact('task:3', 'summary', '결제 모듈의 오류 수정', 3, { sourceTaskId: '3', tags: ['decision'] }),
+      fact('src/billing/invoice.ts', 'modified_by', 'task:4', 4, { sourceTaskId: '4' }),
+    ]);
+    expect(subjectsOf(retrieveFacts(s, query(prompt)))).toEqual([subject]);
+  });
+
   it('answers a frozen list of frozen facts, as the selectors of the valid facts do', () => {
     const answers = [
       retrieveFacts(store, query('Fix the login flow')),

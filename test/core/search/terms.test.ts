@@ -115,12 +115,83 @@ describe('text in Chinese, Japanese and Korean', () => {
     expect(mentionedPaths(text)).toEqual(paths);
   });
 
-  it('give a prompt and a fact the terms of the path they name, and none of the words around it', () => {
-    expect(queryTerms('src/config.tsを修正して')).toEqual(['src', 'config', 'ts']);
-    expect(queryTerms('修复src/db/pool.ts中的连接泄漏')).toEqual(queryTerms('src/db/pool.ts'));
-    expect(textTerms('src/db/pool.tsの接続リークを修正した')).toEqual(textTerms('src/db/pool.ts'));
-    expect(textTerms('src/a.tsとsrc/b.tsを比較して')).toEqual(textTerms('src/a.ts src/b.ts'));
-    expect(textTerms('docs/設計.mdを更新')).toEqual(textTerms('docs/設計.md'));
+  it('split a path from the words written against it, as if a space stood between them', () => {
+    expect(queryTerms('src/config.tsを修正して')).toEqual(['src', 'config', 'ts', 'を修', '修正', '正し', 'して']);
+    expect(queryTerms('修复src/db/pool.ts中的连接泄漏')).toEqual(queryTerms('修复 src/db/pool.ts 中的连接泄漏'));
+    expect(textTerms('src/db/pool.tsの接続リークを修正した')).toEqual(
+      textTerms('src/db/pool.ts の接続リークを修正した'),
+    );
+    expect(textTerms('src/a.tsとsrc/b.tsを比較して')).toEqual(textTerms('src/a.ts と src/b.ts を比較して'));
+    expect(textTerms('docs/設計.mdを更新')).toEqual(textTerms('docs/設計.md を更新'));
+  });
+
+  it.each([
+    [
+      'Chinese',
+      '修复登录页面的缓存问题',
+      ['修复', '复登', '登录', '录页', '页面', '面的', '的缓', '缓存', '存问', '问题'],
+    ],
+    [
+      'Japanese, of every script in one run',
+      'ログイン画面のキャッシュ',
+      ['ログ', 'グイ', 'イン', 'ン画', '画面', '面の', 'のキ', 'キャ', 'ャッ', 'ッシ', 'シュ'],
+    ],
+    ['Korean, a run at each space', '캐시 문제를 고쳐', ['캐시', '문제', '제를', '고쳐']],
+    ['a run of one letter, as itself', '改 a 한', ['改', '한']],
+    ['runs beside ASCII words', 'Fix 登录 loginRoute', ['fix', '登录', 'loginrout', 'login', 'rout']],
+    ['letters outside the Basic Multilingual Plane', '𠮷野家', ['𠮷野', '野家']],
+  ])('%s: give each run of CJK letters its overlapping bigrams', (_label, text, terms) => {
+    expect(textTerms(text)).toEqual(terms);
+    expect(queryTerms(text)).toEqual([...new Set(terms)]);
+  });
+
+  it('give a path’s CJK names their bigrams beside the path’s other terms', () => {
+    expect(textTerms('docs/設計書.md')).toEqual(['doc', '設計', '計書', 'md']);
+    expect(textTerms('docs/API設計.md')).toEqual(['doc', 'api', '設計', 'md']);
+    expect(textTerms('src/한글/설정_v2.ts')).toEqual(['src', '한글', 'v2', '설정', 'ts']);
+    expect(queryTerms('docs/設計書.md')).toEqual(['doc', '設計', '計書', 'md']);
+  });
+
+  it.each([
+    ['請修改docs/設計.md', ['請修', '修改'], 'docs/設計.md'],
+    ['見て docs/設計.md', ['見て'], 'docs/設計.md'],
+    ['見てdocs/設計.md', ['見て'], 'docs/設計.md'],
+    ['请看src/한글.ts', ['请看'], 'src/한글.ts'],
+  ])('%s: keep the words before a path out of it, and the path’s CJK name in it', (text, words, path) => {
+    expect(mentionedPaths(text)).toEqual([path]);
+    expect(textTerms(text)).toEqual([...words, ...textTerms(path)]);
+  });
+
+  it('keep a 100,000-letter run linear: its terms are its bigrams', () => {
+    const run = '设计'.repeat(50_000);
+    const terms = textTerms(run);
+    expect(terms).toHaveLength(99_999);
+    expect(new Set(terms)).toEqual(new Set(['设计', '计设']));
+    expect(queryTerms(`${run}，${run}`)).toEqual(['设计', '计设']);
+  });
+
+  it('give English text the terms it had, with CJK text beside it or not', () => {
+    const english = fc.constantFrom(
+      'Fix',
+      'the',
+      'rateLimit',
+      'src/auth/loginRoute.ts',
+      'docs/api/',
+      'a',
+      'task:3',
+      'x_y-z',
+      '2',
+    );
+    const cjk = fc.constantFrom('修复', '登录页面', 'を', 'キャッシュ', '캐시');
+    fc.assert(
+      fc.property(fc.array(english, { maxLength: 8 }), fc.array(cjk, { maxLength: 4 }), (words, runs) => {
+        const text = words.join(' ');
+        const withRuns = [...words, ...runs].join(' ');
+        expect(textTerms(withRuns).slice(0, textTerms(text).length)).toEqual(textTerms(text));
+        expect(textTerms(withRuns).slice(textTerms(text).length)).toEqual(runs.flatMap((run) => textTerms(run)));
+        expect(mentionedPaths(withRuns)).toEqual(mentionedPaths(text));
+      }),
+    );
   });
 
   it('leave English text as it was', () => {
@@ -153,6 +224,10 @@ describe('untrusted prompt text of any size', () => {
     ['10 MB of dots', 'x.'.repeat(5_000_000)],
     ['10 MB of slashes', 'a/'.repeat(5_000_000)],
     ['a 40,000-character file name', `${'ab'.repeat(20_000)}.ts`],
+    // A run of CJK letters is read whatever its length, and so is what a long word is split from.
+    ['a 100,000-character word beside a CJK word', `${'a'.repeat(100_000)} 修复`],
+    ['a 100,000-character word against a CJK word', `${'a'.repeat(100_000)}修复`],
+    ['a 100,000-character run of CJK letters', '修复缓存'.repeat(25_000)],
   ])('retrieves for %s without stalling', (_label, text) => {
     const store = addFacts(emptyFactStore(), [
       makeFact({
