@@ -35,6 +35,7 @@ import {
   withConversation,
   withLedger,
 } from './machine.js';
+import { messageTime } from './messageTime.js';
 import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
 import { conversationPrompt, LATEST_MESSAGE_LENGTH } from './prompt.js';
@@ -154,7 +155,8 @@ const startBatch = (state: NotesState, user: string, session: string): NotesTran
   const next = withLease(state, user, session, { ...lease, ...working, work: lease.work + 1 }, (current) => ({
     ...current,
     started: Math.min(current.requested, current.started + counting),
-    ...(Number.isFinite(told) ? { startedAt: told } : {}),
+    // Timed from the records the holder loaded, whatever clocks stamped them (`messageTime`).
+    ...(Number.isFinite(told) ? { startedAt: messageTime(state.ledger, user, session, told) } : {}),
   }));
   return [next, [{ type: 'extract', user, session, prompt }]];
 };

@@ -54,7 +54,10 @@ export interface NotesConversation {
   readonly settled: number;
   /** Epoch milliseconds of the latest user message recorded, when the runner gave one. */
   readonly requestedAt?: number;
-  /** Epoch milliseconds of the latest user message the running (or last) extraction covers. */
+  /**
+   * Epoch milliseconds of the latest user message the running (or last) extraction covers, as
+   * settled when it started (`messageTime`): the time its list's facts count as told.
+   */
   readonly startedAt?: number;
   /** What the machine knows of the (user, session)'s lease, when the store has leases. */
   readonly lease?: NotesLeaseSlot;

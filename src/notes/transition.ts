@@ -41,6 +41,7 @@ import {
   withLedger,
 } from './machine.js';
 import { factKey, isNotesId, type NotesEvent } from './model.js';
+import { messageTime } from './messageTime.js';
 import { settleExtraction } from './port.js';
 import { conversationPrompt, promptTurns } from './prompt.js';
 import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed, resumeRewrite } from './stage.js';
@@ -102,7 +103,10 @@ const startExtraction = (
   const started: NotesConversation = {
     ...rest,
     started: conversation.requested,
-    ...(conversation.requestedAt === undefined ? {} : { startedAt: conversation.requestedAt }),
+    // Timed from the records loaded for it, whatever clocks stamped them (`messageTime`).
+    ...(conversation.requestedAt === undefined
+      ? {}
+      : { startedAt: messageTime(state.ledger, user, session, conversation.requestedAt) }),
     ...(blind ? { blind: shown.map(factKey) } : {}),
   };
   return [withConversation(state, user, session, started), [{ type: 'extract', user, session, prompt }]];

@@ -14,6 +14,7 @@ import type { NotesInput } from '../../src/notes/inputs.js';
 import { stepMachine } from '../../src/notes/runner.js';
 import { memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import type { NotableFactsTracker } from '../../src/notes/trackerTypes.js';
 
 const answer = (...facts: string[]): string =>
   JSON.stringify({ notableFacts: facts.map((fact) => ({ category: 'History', fact })) });
@@ -32,6 +33,17 @@ const keepingModel = async (prompt: string): Promise<string> => {
     .map((line) => (JSON.parse(line) as { fact: string }).fact);
   return answer(...facts, `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? ''}`);
 };
+
+/** Two trackers on one clock: one that keeps everything, and one with a cache of one on a store of its own. */
+const keepingAndReleasing = () => ({
+  keeping: createNotableFactsTracker({ complete: keepingModel, now: () => 1_000 }),
+  releasing: createNotableFactsTracker({
+    complete: keepingModel,
+    now: () => 1_000,
+    store: memoryNotesStore(),
+    cacheSize: 1,
+  }),
+});
 
 /**
  * The entries of the objects and arrays reachable from `after` that `before` does not share:
@@ -162,6 +174,33 @@ describe('a ledger that serves many users', () => {
     expect(await listed(2_000)).toBe(few);
   });
 
+  it('times a message alike whether the tracker kept the records told before it or let go of them', async () => {
+    const { keeping, releasing } = keepingAndReleasing();
+    const say = async (tracker: NotableFactsTracker, session: string, text: string): Promise<void> => {
+      tracker.recordUserMessage('maya', session, text);
+      await tracker.settled();
+      await tracker.endStage('maya', session);
+    };
+    for (const tracker of [keeping, releasing]) {
+      await say(tracker, 's1', 'a');
+      await say(tracker, 's2', 'x');
+    }
+    // Let go of everything of Maya's: her next message is recorded before her records are read again.
+    releasing.release('maya', 's2');
+    await releasing.settled();
+    expect(releasing.retained()).toMatchObject({ users: 0, sessions: 0 });
+    for (const tracker of [keeping, releasing]) {
+      await say(tracker, 's1', 'b');
+      await tracker.load('maya', 's3');
+    }
+    // Told after "x" was merged, though every clock says the same millisecond: last in either profile.
+    const profile = 'ABOUT THIS USER (from previous sessions):\n[History]\n- Said a\n- Said x\n- Said b';
+    for (const tracker of [keeping, releasing])
+      expect(E.map(({ profile: block }: { profile: string }) => block)(tracker.contextFor('maya', 's3'))).toEqual(
+        E.right(profile),
+      );
+  });
+
   it('changes no fact by releasing: a tracker with a cache of one that releases gives the blocks of one that keeps everything', async () => {
     const slot = { user: fc.constantFrom('maya', 'jordan'), session: fc.constantFrom('s1', 's2', 's3') };
     const command = fc.oneof(
@@ -173,13 +212,7 @@ describe('a ledger that serves many users', () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.array(command, { maxLength: 25 }), async (commands) => {
-        const keeping = createNotableFactsTracker({ complete: keepingModel, now: () => 1_000 });
-        const releasing = createNotableFactsTracker({
-          complete: keepingModel,
-          now: () => 1_000,
-          store: memoryNotesStore(),
-          cacheSize: 1,
-        });
+        const { keeping, releasing } = keepingAndReleasing();
         for (const [i, { kind, user, session, ...rest }] of commands.entries()) {
           for (const tracker of [keeping, releasing])
             if (kind === 'message' && 'text' in rest) tracker.recordUserMessage(user, session, `${rest.text}${i}`);

@@ -19,6 +19,7 @@ import {
   type PostgresNotesStore,
   schemaSql,
 } from '../../src/postgres/index.js';
+import { expectCorrectionSupersedes } from '../notes/clockSkew.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
 import { unstorableSection } from '../notes/fixtures/unstorableSection.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
@@ -155,6 +156,14 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     expect(await profileOf(store)).toMatchObject({ facts: [{ fact: 'Said in s1' }], sessionCount: 1 });
     await Promise.all([a.close(), b.close()]);
     expect(errors).toEqual([]);
+  });
+
+  it('lets a correction told through a server whose clock is an hour behind replace the fact another server merged', async () => {
+    const store = await freshStore();
+    // The second server's store: another pool on the same tables.
+    const other = postgresNotesStore(await databaseUrl(), { schema: `n${schemas}` });
+    opened.push(other);
+    await expectCorrectionSupersedes(store, other);
   });
 
   it('keeps its tables in the versioned schema, records as JSONB with a version column', async () => {
