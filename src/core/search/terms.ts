@@ -118,6 +118,23 @@ export const isPathLike = (token: string): boolean => {
  */
 export const MAX_TOKEN_LENGTH = 512;
 
+/**
+ * A token longer than this carries no term, even a run of CJK letters: no sentence runs this long
+ * without punctuation, which no token holds, and its letters would each be a string and its
+ * bigrams a term.
+ */
+const MAX_CJK_TOKEN_LENGTH = 100_000;
+
+/**
+ * Texts up to this many characters are tokenized by one global match. The engine's regexp stack
+ * holds the loop of one match over about 4 million characters outside Latin-1 (3 million matched,
+ * 5 million overflowed it), and a history line may hold a prompt of 16 MB.
+ */
+const MATCHED_WHOLE = 1_000_000;
+
+/** A piece of a token, of at most 4,096 characters: pieces that meet are one token. */
+const RAW_PIECE = /[\p{L}\p{N}_\-./\\:@#]{1,4096}/gu;
+
 const EDGE_PUNCTUATION: ReadonlySet<string> = new Set(['.', ':', '-', '_', '@', '#']);
 
 /** The token without leading and trailing punctuation of `edges` (a loop: a pattern anchored at the end backtracks). */
@@ -193,16 +210,39 @@ const splitCjkRuns = (token: string, out: string[]): void => {
 const isShortToken = (token: string): boolean => token.length <= MAX_TOKEN_LENGTH;
 
 /** A token that carries terms: at most MAX_TOKEN_LENGTH characters, or CJK letters alone (their bigrams cost their length). */
-const isReadToken = (token: string): boolean => isShortToken(token) || CJK_TOKEN.test(token);
+const isReadToken = (token: string): boolean =>
+  isShortToken(token) || (token.length <= MAX_CJK_TOKEN_LENGTH && CJK_TOKEN.test(token));
 
 /** The tokens of CJK text: each token holding a wide character split by `splitCjkRuns`, then the ones read kept. */
 const scriptTokens = (tokens: ReadonlyArray<string>): ReadonlyArray<string> => {
   const out: string[] = [];
   for (const token of tokens) {
+    if (token.length > MAX_CJK_TOKEN_LENGTH) continue;
     if (WIDE_CHARACTER.test(token)) splitCjkRuns(token, out);
     else out.push(token);
   }
   return out.every(isReadToken) ? out : out.filter(isReadToken);
+};
+
+/**
+ * The raw tokens of a long text, matched a piece at a time (`MATCHED_WHOLE`): a token longer than
+ * any token read is kept only as long as it must be to be dropped as too long.
+ */
+const piecedTokens = (text: string): string[] => {
+  const out: string[] = [];
+  let token = '';
+  let end = -1;
+  RAW_PIECE.lastIndex = 0;
+  for (let piece = RAW_PIECE.exec(text); piece !== null; piece = RAW_PIECE.exec(text)) {
+    if (piece.index !== end && token !== '') {
+      out.push(token);
+      token = '';
+    }
+    if (token.length <= MAX_CJK_TOKEN_LENGTH) token += piece[0];
+    end = piece.index + piece[0].length;
+  }
+  if (token !== '') out.push(token);
+  return out;
 };
 
 /**
@@ -211,7 +251,7 @@ const scriptTokens = (tokens: ReadonlyArray<string>): ReadonlyArray<string> => {
  * (`splitCjkRuns`).
  */
 const rawTokens = (text: string): ReadonlyArray<string> => {
-  const matched = text.match(RAW_TOKEN);
+  const matched = text.length <= MATCHED_WHOLE ? text.match(RAW_TOKEN) : piecedTokens(text);
   if (matched === null) return NO_TOKENS;
   if (WIDE_CHARACTER.test(text)) return scriptTokens(matched);
   return matched.every(isShortToken) ? matched : matched.filter(isShortToken);

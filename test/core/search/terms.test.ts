@@ -228,6 +228,11 @@ describe('untrusted prompt text of any size', () => {
     ['a 100,000-character word beside a CJK word', `${'a'.repeat(100_000)} 修复`],
     ['a 100,000-character word against a CJK word', `${'a'.repeat(100_000)}修复`],
     ['a 100,000-character run of CJK letters', '修复缓存'.repeat(25_000)],
+    // Past a million characters a text is matched a piece at a time: one match overflowed the
+    // engine's regexp stack on a run of 5 million characters outside Latin-1.
+    ['one 10 MB word against a CJK letter', `${'a'.repeat(10_000_000)}設`],
+    ['10 MB of CJK letters', '設計'.repeat(5_000_000)],
+    ['10 MB of CJK paths', 'docs/設計'.repeat(1_250_000)],
   ])('retrieves for %s without stalling', (_label, text) => {
     const store = addFacts(emptyFactStore(), [
       makeFact({
@@ -246,5 +251,33 @@ describe('untrusted prompt text of any size', () => {
     expect(retrieveFacts(store, query)).toEqual(selectValidFacts(store));
     expect(explainRetrieval(store, query)[0]!.parts!.terms).toEqual([]);
     expect(mentionedPaths(text).length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('a long text', () => {
+  // Texts past a million characters are matched a piece at a time (MATCHED_WHOLE in terms.ts).
+  const padding = ' '.repeat(1_000_001);
+  const token = fc.oneof(
+    fc.constantFrom('Fix', 'src/auth/loginRoute.ts', 'rate_limit', 'docs/設計.md', '修复缓存问题', 'を修正して', ','),
+    fc
+      .constantFrom(511, 512, 513, 4_095, 4_096, 4_097, 8_193, 100_000, 100_001)
+      .chain((length) =>
+        fc
+          .constantFrom('a', '設', 'a/', '設計/')
+          .map((unit) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length)),
+      ),
+  );
+
+  it('has the terms and paths it has when matched whole, whatever its tokens and their lengths', () => {
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 6 }), fc.constantFrom(' ', '\n', '，'), (tokens, gap) => {
+        const text = tokens.join(gap);
+        const long = `${text}${padding}`;
+        expect(textTerms(long)).toEqual(textTerms(text));
+        expect(queryTerms(long)).toEqual(queryTerms(text));
+        expect(mentionedPaths(long)).toEqual(mentionedPaths(text));
+      }),
+      { numRuns: 40 },
+    );
   });
 });
