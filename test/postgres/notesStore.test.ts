@@ -23,7 +23,7 @@ import { expectCorrectionSupersedes } from '../notes/clockSkew.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
 import { unstorableSection } from '../notes/fixtures/unstorableSection.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
-import { withRowsLocked } from './rowLock.js';
+import { untilRight, withRowsLocked } from './rowLock.js';
 import { onOnePoolOfLongSchemas } from './longSchemas.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
@@ -233,12 +233,15 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
   it('answers a save and a lease blocked by a row lock past queryTimeoutMs as unavailable, once, leaving no backend waiting', async () => {
     const url = await databaseUrl();
     const schema = 'locked_notes';
+    // The rows are written through a store of the default bound; the short one serves the locked calls.
+    const setup = postgresNotesStore(url, { schema });
     const store = postgresNotesStore(url, { schema, queryTimeoutMs: 300 });
-    opened.push(store);
+    opened.push(setup, store);
     const value = { facts: [{ category: 'food', fact: 'likes tea' }] };
-    expect(E.isRight(await store.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] }))).toBe(true);
+    expect(E.isRight(await setup.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] }))).toBe(true);
     const call = { holder: 'a', ttlMs: 60_000, add: [{ kind: 'message' as const, text: 'hi', at: 1, key: 'a:0' }] };
-    expect(E.isRight(await store.leases.lease('maya', 'chat', call))).toBe(true);
+    expect(E.isRight(await setup.leases.lease('maya', 'chat', call))).toBe(true);
+    expect(E.isRight(await untilRight(() => store.load('maya', 'chat')))).toBe(true);
     // An administrator's open transaction keeps both rows locked.
     const rows = [
       `SELECT 1 FROM ${schema}.notes_sessions WHERE user_id = 'maya'`,
@@ -256,7 +259,7 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
         });
       expect(await locked.waitingBackends()).toBe(0);
     });
-    const loaded = await store.load('maya', 'chat');
+    const loaded = await setup.load('maya', 'chat');
     expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
   });
 
@@ -310,12 +313,14 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const schema = 'callers_locked_notes';
     const pool = new pg.Pool({ connectionString: url, max: 1, application_name: 'callers' });
     pool.on('error', () => undefined);
+    const setup = postgresNotesStore(url, { schema });
     const store = postgresNotesStore(pool, { schema, queryTimeoutMs: 300 });
-    opened.push(store);
+    opened.push(setup, store);
     const value = { facts: [{ category: 'food', fact: 'likes tea' }] };
-    expect(E.isRight(await store.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] }))).toBe(true);
+    expect(E.isRight(await setup.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] }))).toBe(true);
     const call = { holder: 'a', ttlMs: 60_000, add: [{ kind: 'message' as const, text: 'hi', at: 1, key: 'a:0' }] };
-    expect(E.isRight(await store.leases.lease('maya', 'chat', call))).toBe(true);
+    expect(E.isRight(await setup.leases.lease('maya', 'chat', call))).toBe(true);
+    expect(E.isRight(await untilRight(() => store.load('maya', 'chat')))).toBe(true);
     const rows = [
       `SELECT 1 FROM ${schema}.notes_sessions WHERE user_id = 'maya'`,
       `SELECT 1 FROM ${schema}.notes_leases WHERE user_id = 'maya'`,
@@ -338,7 +343,7 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     });
     // The pool set no statement_timeout, and its session still has none.
     expect((await pool.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '0' }]);
-    const loaded = await store.load('maya', 'chat');
+    const loaded = await untilRight(() => store.load('maya', 'chat'));
     expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
     await store.close();
     await pool.end();

@@ -2,6 +2,7 @@
  * An administrator's transaction left open on rows of the stores (`SELECT ... FOR UPDATE` by
  * hand), for the tests of what a store does while a row it writes stays locked.
  */
+import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 
 /** What a test may ask while the rows are locked. */
@@ -35,4 +36,19 @@ export const withRowsLocked = async <T>(
     await admin.query('ROLLBACK').catch(() => undefined);
     await admin.end();
   }
+};
+
+/**
+ * Runs `call` until it answers Right, at most `tries` times. A store bounded by a short
+ * `queryTimeoutMs` makes its first statements (the schema's check, a first connection) before a
+ * test locks rows, and a loaded machine may make one of them outlast the bound: what the test
+ * checks is the locked call, not those.
+ */
+export const untilRight = async <L, R>(
+  call: () => E.Either<L, R> | PromiseLike<E.Either<L, R>>,
+  tries = 20,
+): Promise<E.Either<L, R>> => {
+  let answer = await call();
+  for (let left = tries - 1; E.isLeft(answer) && left > 0; left -= 1) answer = await call();
+  return answer;
 };

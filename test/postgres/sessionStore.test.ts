@@ -22,7 +22,7 @@ import {
 import { implementer } from '../fixtures/results.js';
 import { expectLaterResultSupersedes } from '../live/session/clockSkew.js';
 import { describeSessionStore } from '../live/session/storeConformance.js';
-import { withRowsLocked } from './rowLock.js';
+import { untilRight, withRowsLocked } from './rowLock.js';
 import { onOnePoolOfLongSchemas } from './longSchemas.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
 
@@ -601,9 +601,12 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
 
   it('gives up a statement its server never answers (a frozen backend) after queryTimeoutMs, and answers on a new connection', async () => {
     const url = await server().createDatabase();
+    const setup = postgresSessionStore(url, { schema: 'frozen' });
+    right(await setup.append('s', 0, ['{"a":1}']));
+    await setup.close();
     const store = postgresSessionStore(url, { schema: 'frozen', maxConnections: 1, queryTimeoutMs: 300 });
     opened.push(store);
-    right(await store.append('s', 0, ['{"a":1}']));
+    right(await untilRight(() => store.read('s', 0)));
     const { rows } = await server().admin(
       `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'session-fact-tracker'`,
       [new URL(url).pathname.slice(1)],
@@ -621,7 +624,16 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
   });
 
   it('answers store_unreachable after one try when a row lock outlasts queryTimeoutMs, and leaves no backend waiting on it', async () => {
-    const { url, settings, store } = await freshStore({ queryTimeoutMs: 300 });
+    // The session is written through a store of the default bound; the short one serves the locked call.
+    const { url, settings, store: setup } = await freshStore();
+    right(
+      await right(await openSession('locked', { store: setup, clock: () => 1_000 })).invalidateFact({
+        subject: 'task:1',
+        relation: 'summary',
+      }),
+    );
+    const store = postgresSessionStore(url, { ...settings, queryTimeoutMs: 300 });
+    opened.push(store);
     let appends = 0;
     const counted: SessionStore = {
       ...store,
@@ -630,8 +642,7 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
         return store.append(...args);
       },
     };
-    const session = right(await openSession('locked', { store: counted, clock: () => 1_000 }));
-    right(await session.invalidateFact({ subject: 'task:1', relation: 'summary' }));
+    const session = right(await untilRight(() => openSession('locked', { store: counted, clock: () => 1_000 })));
     // An administrator's open transaction keeps the session's row locked.
     await withRowsLocked(url, [`SELECT lines FROM ${settings.schema}.sessions WHERE id = 'locked'`], async (locked) => {
       appends = 0;
@@ -643,8 +654,8 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
       expect(await locked.waitingBackends()).toBe(0);
     });
     // Once the lock is gone, the same call lands.
-    right(await session.invalidateFact({ subject: 'task:2', relation: 'summary' }));
-    expect(right(await store.read('locked', 0)).lines).toHaveLength(2);
+    right(await untilRight(() => session.invalidateFact({ subject: 'task:2', relation: 'summary' })));
+    expect(right(await setup.read('locked', 0)).lines).toHaveLength(2);
   });
 
   it("bounds its statements on a caller's pool too: a row lock past queryTimeoutMs answers store_unreachable, and the pool's sessions keep their statement_timeout", async () => {
@@ -654,9 +665,11 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     // One connection, so the caller's queries run on the very session the store's statements ran on.
     const pool = new pg.Pool({ connectionString: url, max: 1, statement_timeout: 60_000, application_name: 'callers' });
     pool.on('error', () => undefined);
+    const setup = postgresSessionStore(url, { schema });
     const store = postgresSessionStore(pool, { schema, queryTimeoutMs: 300 });
-    opened.push(store);
-    right(await store.append('locked', 0, ['{"a":1}']));
+    opened.push(setup, store);
+    right(await setup.append('locked', 0, ['{"a":1}']));
+    right(await untilRight(() => store.read('locked', 0)));
     await withRowsLocked(url, [`SELECT lines FROM ${schema}.sessions WHERE id = 'locked'`], async (locked) => {
       const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000).unref());
       const blocked = await Promise.race([store.append('locked', 1, ['{"a":2}']), hung]);
@@ -676,8 +689,8 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     });
     // The bound was the store's transaction's alone: the pool's session has its own setting back.
     expect((await pool.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '1min' }]);
-    right(await store.append('locked', 1, ['{"a":2}']));
-    expect(right(await store.read('locked', 0)).lines).toHaveLength(2);
+    right(await untilRight(() => store.append('locked', 1, ['{"a":2}'])));
+    expect(right(await setup.read('locked', 0)).lines).toHaveLength(2);
     await store.close();
     await pool.end();
   });
