@@ -76,7 +76,12 @@ export const pathText = (text: string): string => {
   const written = collapseWhitespace(text);
   const spelled = normalizePath(written);
   // Resolving `..` or reading `\` as `/` can join what a secret's shape needs (an AWS key after `aws_secret_key/x/../`).
-  return clipStartRedacted(spelled === written ? spelled : redactSecrets(spelled), PATH_LIMIT);
+  const clipped = clipStartRedacted(spelled === written ? spelled : redactSecrets(spelled), PATH_LIMIT);
+  // The clip's mark is a segment, which a `..` after it resolves away (`.../../a.ts` is `../a.ts`):
+  // that spelling is the subject, so the answer is its own spelling, as `normalizePath`'s is. No
+  // more than one pass: the respelled path is within the limit, and its spelling is its own.
+  const again = normalizePath(clipped);
+  return again === clipped ? clipped : redactSecrets(again);
 };
 
 /** Facts about files: their history lends them the context of every task that asserted them. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizePath } from '../../src/base/path.js';
+import { PATH_LIMIT, pathText } from '../../src/core/fact.js';
 
 /** Paths over a few characters, separators, dots and quotes included, so that spellings often meet. */
 const spelled = fc.string({ unit: fc.constantFrom('a', 'b', '/', '\\', '.', '`', ':', '1', '#', 'L'), maxLength: 12 });
@@ -63,5 +64,28 @@ describe('normalizePath', () => {
     ['10 MB of a path ending in a location', `${'a/'.repeat(5_000_000)}a.ts:${'1'.repeat(1_000)}`],
   ])('reads %s in linear time', (_label, written) => {
     expect(normalizePath(written).length).toBeLessThanOrEqual(written.length);
+  });
+});
+
+describe('pathText', () => {
+  // Paths around the subject's limit of 200 characters, whose clip keeps their end.
+  const segments = fc.array(fc.constantFrom('..', '.', '', '...', 'a', 'src', 'b.ts', '\\'), {
+    minLength: 1,
+    maxLength: 160,
+  });
+
+  it('gives a subject that is its own: making a subject of a subject gives it back, clipped or not', () => {
+    fc.assert(
+      fc.property(segments, (parts) => {
+        const subject = pathText(parts.join('/'));
+        expect(subject.length).toBeLessThanOrEqual(PATH_LIMIT);
+        expect(pathText(subject)).toBe(subject);
+      }),
+      { numRuns: 2_000 },
+    );
+    // The clip's mark met by a `..` (`.../../a.ts`).
+    const climbing = pathText(`${'../'.repeat(100)}a.ts`);
+    expect(pathText(climbing)).toBe(climbing);
+    expect(climbing).toBe(`${'../'.repeat(63)}a.ts`);
   });
 });
