@@ -4,7 +4,18 @@
  */
 
 /** Whitespace, C0/C1 controls, line and paragraph separators and bidi controls: anything that could break or disguise a line. */
-const LINE_BREAKING = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
+const LINE_BREAKING_CLASS = String.raw`[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]`;
+const LINE_BREAKING = new RegExp(`${LINE_BREAKING_CLASS}+`, 'gu');
+
+/**
+ * Texts up to this many characters are collapsed by one replace. The engine's regexp stack holds
+ * the loop of one match over about 8 million characters of a text outside Latin-1, and a history
+ * line may hold a text of 16 Mi.
+ */
+const COLLAPSED_WHOLE = 1_000_000;
+
+/** A piece of a run of LINE_BREAKING, of at most 4,096 characters: pieces that meet are one run. */
+const LINE_BREAKING_PIECE = new RegExp(`${LINE_BREAKING_CLASS}{1,4096}`, 'gu');
 
 /**
  * Other invisible characters: format characters (zero-width spaces and joiners, direction marks,
@@ -68,9 +79,20 @@ export const removeInvisible = (text: string): string => text.replace(INVISIBLE,
 /** True when `text` holds a character `removeInvisible` removes: a cheap test before a copy. */
 export const hasInvisible = (text: string): boolean => ANY_INVISIBLE.test(text);
 
+/** Every run of LINE_BREAKING in `text` as one space, a long text's a piece at a time (`COLLAPSED_WHOLE`). */
+const spacedRuns = (text: string): string => {
+  if (text.length <= COLLAPSED_WHOLE) return text.replace(LINE_BREAKING, ' ');
+  let end = -1;
+  return text.replace(LINE_BREAKING_PIECE, (piece: string, at: number) => {
+    const joined = at === end;
+    end = at + piece.length;
+    return joined ? '' : ' ';
+  });
+};
+
 /** Trims, removes invisible format characters and turns every run of whitespace or control characters into one space. */
 export const collapseWhitespace = (text: string): string =>
-  isCollapsed(text) ? text : text.replace(INVISIBLE, '').replace(LINE_BREAKING, ' ').trim();
+  isCollapsed(text) ? text : spacedRuns(text.replace(INVISIBLE, '')).trim();
 
 /**
  * True for text that shows nothing: empty, or only whitespace, control characters and invisible

@@ -43,6 +43,31 @@ describe('collapseWhitespace', () => {
     }
     expect(kept).toEqual([]);
   });
+
+  it('collapses a run of whitespace millions of characters long in a text outside Latin-1', () => {
+    // One match over such a run, 8.5 million characters, overflowed the engine's regexp stack.
+    const run = ' '.repeat(8_500_000);
+    expect(collapseWhitespace(`a${run}設`)).toBe('a 設');
+    expect(collapseWhitespace(`${run}設\n\t${run}b\u3000${run}`)).toBe('設 b');
+    expect(isBlank(`${run}設`)).toBe(false);
+  });
+
+  it('collapses a text past a million characters, a piece at a time, as it collapses the text whole', () => {
+    const padding = '\n'.repeat(1_000_001);
+    const part = fc.oneof(
+      fc.constantFrom('a', '設', '\u200B', '\u202E', '\u2028', '\r\n', '\u3000'),
+      fc
+        .constantFrom(1, 4_095, 4_096, 4_097, 8_193)
+        .chain((length) => fc.constantFrom(' ', '\t\u0085').map((unit) => unit.repeat(length))),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 8 }), (parts) => {
+        const text = parts.join('');
+        expect(collapseWhitespace(`${text}${padding}`)).toBe(collapseWhitespace(text));
+      }),
+      { numRuns: 40 },
+    );
+  });
 });
 
 describe('isBlank', () => {
