@@ -27,6 +27,14 @@ const looksGenerated = (token: string): boolean => /\d/u.test(token) && /[A-Za-z
  * collapsed (`collapseWhitespace`): whitespace, and also control and bidi characters, which
  * `\s` leaves out and collapsing turns into a space, so one of them between `Bearer` and its
  * token would otherwise hide the token until the text is collapsed.
+ *
+ * No match of a shape runs over more than about a million characters: the engine's regexp stack
+ * holds the loops of one match over about 5 million characters of a text outside Latin-1, and a
+ * history line may hold a text of 16 Mi. So each loop over a key's body, a token or a URL's parts
+ * stops at 1,000,000 characters (a text of live use, at most a million, is matched as without the
+ * bound; past it, a run longer than that, which no key or token is, is redacted up to there), a
+ * key's label at a thousand words of a thousand letters, and a URL's scheme at 64 characters (a
+ * longer bound would try each start in a run of `a.a.a...` over the whole run: quadratic).
  */
 const SHAPES: ReadonlyArray<SecretShape & { readonly check?: (match: string) => boolean }> = [
   {
@@ -34,7 +42,7 @@ const SHAPES: ReadonlyArray<SecretShape & { readonly check?: (match: string) => 
     // The header, and the key's base64 lines after it up to its end line, if any: redacting the
     // header alone would leave the key.
     pattern:
-      /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\p{Cc}\u202A-\u202E\u2066-\u2069]*(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?/u,
+      /-----BEGIN (?:[A-Z0-9]{1,1000} ){0,1000}PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\p{Cc}\u202A-\u202E\u2066-\u2069]{0,1000000}(?:-----END (?:[A-Z0-9]{1,1000} ){0,1000}PRIVATE KEY(?: BLOCK)?-----)?/u,
   },
   { name: 'an AWS access key id', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}\b/u },
   {
@@ -43,28 +51,31 @@ const SHAPES: ReadonlyArray<SecretShape & { readonly check?: (match: string) => 
   },
   { name: 'a GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{36,255}\b/u },
   { name: 'a GitHub token', pattern: /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/u },
-  { name: 'a GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/u },
-  { name: 'an Anthropic API key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/u },
+  { name: 'a GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,1000000}/u },
+  { name: 'an Anthropic API key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,1000000}/u },
   {
     name: 'an API key (sk-)',
-    pattern: /\bsk-(?!ant-)[A-Za-z0-9_-]{20,}/u,
+    pattern: /\bsk-(?!ant-)[A-Za-z0-9_-]{20,1000000}/u,
     check: (match) => looksGenerated(match.slice(3)),
   },
-  { name: 'a Stripe key', pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{20,}\b/u },
-  { name: 'a Slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/u },
+  { name: 'a Stripe key', pattern: /\b[rs]k_(?:live|test)_[A-Za-z0-9]{20,1000000}\b/u },
+  { name: 'a Slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,1000000}/u },
   { name: 'a Google API key', pattern: /\bAIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/u },
   { name: 'an npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/u },
   {
     name: 'a JSON Web Token',
-    pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/u,
+    pattern: /\beyJ[A-Za-z0-9_-]{8,1000000}\.eyJ[A-Za-z0-9_-]{8,1000000}\.[A-Za-z0-9_-]{8,1000000}/u,
   },
   {
     name: 'a Bearer token',
-    pattern: /\bBearer[\s\p{Cc}\u202A-\u202E\u2066-\u2069]+[A-Za-z0-9._~+/-]{16,}=*/u,
+    pattern: /\bBearer[\s\p{Cc}\u202A-\u202E\u2066-\u2069]{1,1000000}[A-Za-z0-9._~+/-]{16,1000000}={0,1000000}/u,
     check: (match) => looksGenerated(match.slice(6)),
   },
   // The host after the `@` is looked at, not taken: a redaction keeps it.
-  { name: 'a password in a URL', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:[^\s/@]{3,}@(?=[^\s/@])/iu },
+  {
+    name: 'a password in a URL',
+    pattern: /\b[a-z][a-z0-9+.-]{0,63}:\/\/[^\s/:@]{1,1000000}:[^\s/@]{3,1000000}@(?=[^\s/@])/iu,
+  },
 ];
 
 /**

@@ -574,3 +574,44 @@ describe('texts a clip cuts', () => {
     expect(findSecret(summary.object)).toBeUndefined();
   });
 });
+
+describe('a text of millions of characters', () => {
+  // One match of a shape over a run this long, in a text holding a character outside Latin-1,
+  // overflowed the engine's regexp stack: each loop of a shape is bounded (base/secrets.ts).
+  const run = 'x'.repeat(8_500_000);
+
+  it.each([
+    ['a scheme', `see a://${run}設`],
+    ['a JSON Web Token prefix', `eyJ${run}設`],
+    ['Bearer and its spaces', `Bearer${' '.repeat(8_500_000)}abc123設`],
+    ['a key label of half a million words', `-----BEGIN ${'ABCDEFGHIJKLMNOP '.repeat(500_000)}${'PRIVATE KEY'}-----設`],
+  ])('is scanned whole when a run follows %s, and holds no secret', (_name, text) => {
+    expect(findSecret(text)).toBeUndefined();
+    expect(redactSecrets(text)).toBe(text);
+  });
+
+  it('has the secret it holds found and redacted, a key block whose body runs on included', () => {
+    const [, secret] = SECRETS.find(([shape]) => shape === 'a GitHub token')!;
+    const text = `${secret} then a://${run}設`;
+    expect(findSecret(text)).toBe('a GitHub token');
+    expect(redactSecrets(text)).toBe(`[redacted: a GitHub token] then a://${run}設`);
+    const block = `-----BEGIN ${'PRIVATE KEY'}-----\n${run}設`;
+    expect(findSecret(block)).toBe('a private key block');
+    expect(redactSecrets(block).startsWith('[redacted: a private key block]')).toBe(true);
+  });
+
+  it('has a token that runs on past a million characters redacted up to there', () => {
+    expect(findSecret(`glpat-${run}設`)).toBe('a GitLab token');
+    expect(redactSecrets(`glpat-${run}設`)).toBe(`[redacted: a GitLab token]${'x'.repeat(7_500_000)}設`);
+  });
+
+  it("keeps a result's facts when one of its texts holds such a run", () => {
+    const extraction = extractFromImplementer(
+      { task_id: 'T', status: 'completed', summary: `see a://${run}設`, files_changed: ['src/a.ts'] },
+      'T',
+      1_000,
+    );
+    expect(extraction.warnings).toEqual([]);
+    expect(extraction.facts.map((fact) => fact.subject)).toContain('src/a.ts');
+  });
+});
