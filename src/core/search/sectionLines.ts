@@ -7,11 +7,17 @@
  * task's recorded prompt, whose context they would lend to every file they name.
  */
 
+import { FACT_LIMITS } from '../fact.js';
+
 /** The header line of the injected section. */
 export const SESSION_CONTEXT_HEADER = '[Session Context]';
 
-/** A task id of no space and none of the characters a grouped line is made of (`- task:3 modified a, b`, `[task:3,4]`). */
-const PLAIN_ID = String.raw`[^\s,[\]]+`;
+/**
+ * A task id of no space and none of the characters a grouped line is made of (`- task:3 modified
+ * a, b`, `[task:3,4]`), at most as long as a fact's: a loop over a line of millions of characters
+ * outside Latin-1 (a prompt of a history line may hold 16 Mi) overflowed the engine's regexp stack.
+ */
+const PLAIN_ID = String.raw`[^\s,[\]]{1,${FACT_LIMITS.sourceTaskId}}`;
 /** True for such a task id. */
 export const PLAIN_TASK_ID = new RegExp(`^${PLAIN_ID}$`, 'u');
 /** The start of the grouped line of a task's own files, whose id is plain. */

@@ -358,11 +358,21 @@ export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> =>
 };
 
 /**
- * A `Task ID:` line: the id is the rest of the line (up to any line terminator), its final
- * spaces, tabs and Markdown emphasis trimmed by a scan (a lazy group before `[ \t*_]*$` would
- * retry that tail from every position of the id: quadratic in a long line).
+ * The label of a `Task ID:` line, up to the id's first character: the id is the rest of the line
+ * (`restOfLine`), its final spaces, tabs and Markdown emphasis trimmed by a scan (a lazy group
+ * before `[ \t*_]*$` would retry that tail from every position of the id: quadratic in a long
+ * line). The runs around the label stop at a million characters and the id is found by a scan:
+ * one match over a line of millions of characters outside Latin-1 (a payload may hold 16 MiB)
+ * overflowed the engine's regexp stack.
  */
-const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n\u2028\u2029]*)/imu;
+const TASK_ID_LABEL = /^[ \t>*_-]{0,1000000}Task ID:[ \t*_]{0,1000000}(?=\S)/imu;
+
+/** The text from `start` up to the line terminator that ends its line (`\r`, `\n`, U+2028, U+2029), or its end. */
+const restOfLine = (text: string, start: number): string => {
+  let end = start;
+  while (end < text.length && !'\r\n\u2028\u2029'.includes(text[end]!)) end += 1;
+  return text.slice(start, end);
+};
 
 /**
  * The id written on a `Task ID:` line of `prompt`, if any, outside the `[Session Context]`
@@ -373,8 +383,11 @@ const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n\u2028\u2029]*)/imu;
  * the orchestrator's.
  */
 const writtenTaskId = (prompt: string): string | undefined => {
-  const id = TASK_ID_LINE.exec(withoutSessionContext(prompt))?.[1];
-  return id === undefined ? undefined : id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
+  const words = withoutSessionContext(prompt);
+  const label = TASK_ID_LABEL.exec(words);
+  if (label === null) return undefined;
+  const id = restOfLine(words, label.index + label[0].length);
+  return id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
 };
 
 /**

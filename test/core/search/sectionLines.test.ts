@@ -54,6 +54,12 @@ describe('withoutSessionContext', () => {
     expect(withoutSessionContext(`${section}\n\n- keep this [task:2]`)).toBe('- keep this [task:2]');
   });
 
+  it("ends a section at a line of millions of characters opening as a task's files line, outside Latin-1", () => {
+    // One match over such a line, 8.5 million characters, overflowed the engine's regexp stack.
+    const line = `- task:${'x'.repeat(8_500_000)}設 modified src/a.ts`;
+    expect(withoutSessionContext(`${section}\n${line}\nfix it`)).toBe(`${line}\nfix it`);
+  });
+
   it('reads a header with spaces around it, under any line break, and a section that is all the prompt', () => {
     expect(withoutSessionContext(`  ${SESSION_CONTEXT_HEADER} \u2028- src/a.ts modified_by task:3 [task:3]`)).toBe('');
     expect(withoutSessionContext(section)).toBe('');

@@ -154,6 +154,17 @@ describe('the hook transition, by example', () => {
     }
   });
 
+  it('refuses a prompt of millions of characters whose Task ID line or section line runs on, and says why', () => {
+    // One match over such a line, 8.5 million characters outside Latin-1, overflowed the engine's
+    // regexp stack: the hook answered internal.
+    const run = `${'x'.repeat(8_500_000)}設`;
+    for (const prompt of [`Task ID: ${run}\nedit`, `Task ID: 7\n[Session Context]\n- task:${run}\nedit`]) {
+      const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
+      expect(effectsOf(asked.effects, 'compile')).toEqual([]);
+      expect(effectsOf(asked.effects, 'say').map((effect) => effect.failure.code)).toContain('prompt_too_large');
+    }
+  });
+
   it("takes the call's id, and says why, when the Task ID line names a secret", () => {
     const prompt = `Task ID: ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}\nPush the release.`;
     const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
