@@ -18,8 +18,17 @@ import { decodeState, encodeState, STATE_FORMAT } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
 import { type CliIo, type OpenOptions, ReadFailure } from './io.js';
 
-/** The opening of a saved state whose first line is not a whole object: `{` alone (pretty-printed) or `{"format":` (cut short). */
-const STATE_OPENING = /^\{\s*(?:"format"\s*:|$)/u;
+/**
+ * True for the opening of a saved state whose first line is not a whole object: `{` alone
+ * (pretty-printed) or `{"format":` (cut short), spaces between. Read by trimming, not a pattern:
+ * a pattern's loop over millions of spaces before a character outside Latin-1 overflowed the
+ * engine's regexp stack.
+ */
+const isStateOpening = (line: string): boolean => {
+  if (!line.startsWith('{')) return false;
+  const rest = line.slice(1).trimStart();
+  return rest === '' || (rest.startsWith('"format"') && rest.slice('"format"'.length).trimStart().startsWith(':'));
+};
 
 const FIRST_VISIBLE = /\S/u;
 const LINE_BREAK = /[\r\n]/u;
@@ -38,7 +47,7 @@ export const isSavedStateStart = (firstLine: string): boolean => {
   if (!firstLine.startsWith('{')) return false;
   const parsed = parsedLine(firstLine);
   return parsed === undefined
-    ? STATE_OPENING.test(firstLine)
+    ? isStateOpening(firstLine)
     : isRecord(parsed.value) && parsed.value['format'] === STATE_FORMAT;
 };
 

@@ -118,6 +118,21 @@ describe('huge histories, in a small heap (issue 14, item 6)', () => {
   });
 });
 
+describe('a first line of millions of spaces', () => {
+  // One pattern's loop over them, before a character outside Latin-1, overflowed the regexp stack.
+  it('reads as a history whose line is rejected, or as a saved state cut short, as its text says', async () => {
+    const spaces = ' '.repeat(9_000_000);
+    const rejected = await runWithHeap(['replay', file('spaces.jsonl', `{${spaces}設\n`)]);
+    expect([rejected.status, rejected.stderr]).toEqual([
+      2,
+      'fact-tracker replay: 1 line was rejected (listed in the report)\n',
+    ]);
+    // Spaces around the format's key, as a state cut short after them has.
+    const cut = await runWithHeap(['replay', file('cut-state.json', `{ \t"format" \u3000:設\n`)]);
+    expect([cut.status, cut.stderr]).toEqual([1, expect.stringMatching(/is a saved state/u)]);
+  });
+});
+
 describe('replay - (issue 14, item 12)', () => {
   // Before: Node ends standard input at once for a directory, and the replay printed an empty report with exit 0.
   it('exits 1 with one line when standard input is a directory', async () => {

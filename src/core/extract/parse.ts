@@ -58,13 +58,28 @@ const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
     : E.right(raw.slice(range.from, range.to).split(/\r\n|\r|\n/u));
 };
 
+/** A character of a fence's info string (`json`, `jsonc`, `x-result`): a word character or `-`. */
+const isInfoCharacter = (code: number): boolean =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 45;
+
+/**
+ * True for a fence that opens a block: three backticks and an info string of word characters and
+ * `-`. Read by a loop: a pattern's loop over a line of millions of characters outside Latin-1 (an
+ * output of a history line may hold 16 Mi) overflowed the engine's regexp stack.
+ */
+const isOpeningFence = (line: string): boolean => {
+  if (!line.startsWith('```')) return false;
+  for (let at = 3; at < line.length; at += 1) if (!isInfoCharacter(line.charCodeAt(at))) return false;
+  return true;
+};
+
 /** The block body without a surrounding Markdown code fence (blank lines around it dropped by index: a block may hold thousands). */
 export const stripFence = (body: ReadonlyArray<string>): string => {
   let first = 0;
   let last = body.length - 1;
   while (first <= last && body[first]!.trim() === '') first += 1;
   while (last >= first && body[last]!.trim() === '') last -= 1;
-  if (first <= last && /^```[\w-]*$/u.test(body[first]!.trim())) first += 1;
+  if (first <= last && isOpeningFence(body[first]!.trim())) first += 1;
   if (first <= last && body[last]!.trim() === '```') last -= 1;
   return body.slice(first, last + 1).join('\n');
 };

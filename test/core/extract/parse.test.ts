@@ -146,6 +146,14 @@ describe('parseDispatchOutput: finding the block', () => {
     expect(expectRight(raw, 'implementer')).toEqual(implementer);
   });
 
+  it('reads a fence line of millions of characters as no fence, past where a pattern overflowed the regexp stack', () => {
+    // An output of a history line may hold 16 Mi characters; one outside Latin-1 makes the text two-byte.
+    const raw = block([`\`\`\`${'a'.repeat(9_000_000)}設`, json(implementer), '```'].join('\n'));
+    expect(expectLeft(raw, 'implementer').code).toBe('json_parse_failed');
+    const fenced = block([`\`\`\`json-${'a'.repeat(20)}`, json(implementer), '```'].join('\n'));
+    expect(expectRight(fenced, 'implementer')).toEqual(implementer);
+  });
+
   it('tolerates CRLF line ends', () => {
     const raw = ['Prose first.', block(json(implementer).replace(/\n/gu, '\r\n'), '\r\n'), 'Prose after.'].join('\r\n');
 
