@@ -74,6 +74,9 @@ const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[(?!redacted: )(?:(?!\[redacted: )[^
 /** Trailing sentence punctuation (and spaces: the only whitespace collapsed text holds), ignored when facts are compared. */
 const TRAILING_PUNCTUATION = ' .!;,';
 
+/** The most of a fact's text `normalizeFactText` reads. */
+const FACT_TEXT_READ = 1_000_000;
+
 /**
  * A fact's text as the ledger keeps it: well-formed Unicode, whitespace- and control-collapsed
  * (so it can never start a new line), its secrets redacted (a model may note a token a user
@@ -85,8 +88,12 @@ const TRAILING_PUNCTUATION = ' .!;,';
  */
 export const normalizeFactText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
+  // Only its first million characters: far more than any fact the ledger keeps (200) or answer it
+  // reads (100,000), and the markers' pattern looped over a run of millions of characters outside
+  // Latin-1 overflowed the engine's regexp stack.
+  const read = text.length > FACT_TEXT_READ ? clipEnd(text, FACT_TEXT_READ) : text;
   return clipEndRedacted(
-    redactSecrets(collapseWhitespace(wellFormed(text))).replace(LEADING_MARKERS, ''),
+    redactSecrets(collapseWhitespace(wellFormed(read))).replace(LEADING_MARKERS, ''),
     NOTES_LIMITS.factLength,
   );
 };

@@ -29,6 +29,12 @@ describe('normalizeFactText', () => {
     expect(normalizeFactText(' \n - ')).toBe('');
   });
 
+  it('reads a text of millions of markers, past where their pattern overflowed the regexp stack', () => {
+    expect(normalizeFactText(`${'['.repeat(9_000_000)}設`)).toMatch(/^\[+\.\.\.$/u);
+    expect(normalizeFactText(`${'- '.repeat(4_500_000)}設`)).toBe('...');
+    expect(normalizeFactText(`${'- '.repeat(1_000)}Saving for a house`)).toBe('Saving for a house');
+  });
+
   it('never leaves a line break, whatever the input', () => {
     fc.assert(
       fc.property(hostileTextArb, (text) => {
