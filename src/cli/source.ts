@@ -62,6 +62,13 @@ const parsedLine = (line: string): { readonly value: unknown } | undefined =>
 const OPENING_KEY = /^"(?:[^"\\]|\\.)*"\s*:/u;
 
 /**
+ * How much of a line `openingKeyOf` looks at: far more than an event's field name and the spaces
+ * after it take, and the key's pattern looped over a line of millions of characters outside
+ * Latin-1 overflowed the engine's regexp stack.
+ */
+const OPENING_KEY_READ = 4_096;
+
+/**
  * True when a document whose first line is `{` alone goes on with `nextLine` (as `firstLineOf`
  * gives it) opening with a field of an event: a history pretty-printed (`jq .`), each event over
  * several lines, which no saved state opens with, whatever the order of its keys.
@@ -71,7 +78,7 @@ export const isSpreadHistoryStart = (nextLine: string): boolean =>
 
 /** The name of the key `line` opens with (`"type": "prompt",` gives `type`), if it opens with one. */
 export const openingKeyOf = (line: string): unknown => {
-  const key = OPENING_KEY.exec(line)?.[0].replace(/\s*:$/u, '');
+  const key = OPENING_KEY.exec(line.slice(0, OPENING_KEY_READ))?.[0].replace(/\s*:$/u, '');
   return key === undefined ? undefined : parsedLine(key)?.value;
 };
 

@@ -118,7 +118,7 @@ describe('huge histories, in a small heap (issue 14, item 6)', () => {
   });
 });
 
-describe('a first line of millions of spaces', () => {
+describe('a first line of millions of spaces, or a second line of a key of millions of characters', () => {
   // One pattern's loop over them, before a character outside Latin-1, overflowed the regexp stack.
   it('reads as a history whose line is rejected, or as a saved state cut short, as its text says', async () => {
     const spaces = ' '.repeat(9_000_000);
@@ -130,6 +130,9 @@ describe('a first line of millions of spaces', () => {
     // Spaces around the format's key, as a state cut short after them has.
     const cut = await runWithHeap(['replay', file('cut-state.json', `{ \t"format" \u3000:設\n`)]);
     expect([cut.status, cut.stderr]).toEqual([1, expect.stringMatching(/is a saved state/u)]);
+    // A document opening with `{` alone whose next line's key runs for millions of characters.
+    const key = await runWithHeap(['replay', file('long-key.json', `{\n"${'a'.repeat(9_000_000)}設": 1\n}\n`)]);
+    expect([key.status, key.stderr]).toEqual([1, expect.stringMatching(/is a saved state/u)]);
   });
 });
 
