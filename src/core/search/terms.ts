@@ -305,6 +305,13 @@ const computeTokenTerms = (raw: string): ReadonlyArray<string> => {
 const memoizedTokenTerms = memoize(MEMO_LIMIT, computeTokenTerms);
 
 /**
+ * A token past MAX_TOKEN_LENGTH (a run of CJK letters, up to MAX_CJK_TOKEN_LENGTH) is not kept in
+ * a memo table: the tables are bounded by their count of entries, and one such entry, its text
+ * and its bigrams, takes megabytes where a word takes bytes.
+ */
+const isUnmemoized = (raw: string): boolean => raw.length > MAX_TOKEN_LENGTH;
+
+/**
  * The ranking terms of one raw token, memoized (the words of a session repeat far more than
  * the texts they are part of) unless it holds a directory separator: most such paths name a
  * new file, and would only grow the table the words are looked up in, making every lookup
@@ -312,7 +319,7 @@ const memoizedTokenTerms = memoize(MEMO_LIMIT, computeTokenTerms);
  * they are part of).
  */
 const tokenTerms = (raw: string): ReadonlyArray<string> =>
-  raw.includes('/') || raw.includes('\\') ? computeTokenTerms(raw) : memoizedTokenTerms(raw);
+  isUnmemoized(raw) || raw.includes('/') || raw.includes('\\') ? computeTokenTerms(raw) : memoizedTokenTerms(raw);
 
 /**
  * The ranking terms of `text`, with repeats (term frequency matters). Memoized: the store
@@ -329,8 +336,8 @@ export const textTerms = memoize(8_192, (text: string): ReadonlyArray<string> =>
   return Object.freeze(all);
 });
 
-/** The query terms of one raw token: its words of 2 characters or more (or a CJK letter), stemmed (memoized like `tokenTerms`). */
-const queryTokenTerms = memoize(MEMO_LIMIT, (raw: string): ReadonlyArray<string> => {
+/** The query terms of one raw token: its words of 2 characters or more (or a CJK letter), stemmed. */
+const computeQueryTokenTerms = (raw: string): ReadonlyArray<string> => {
   const token = trimEdges(raw);
   if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
   const out: Word[] = [];
@@ -338,7 +345,13 @@ const queryTokenTerms = memoize(MEMO_LIMIT, (raw: string): ReadonlyArray<string>
   else identifierWords(token, false, out);
   const terms = out.filter(({ word }) => isLongEnough(word)).map(({ word }) => stem(word));
   return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
-});
+};
+
+const memoizedQueryTokenTerms = memoize(MEMO_LIMIT, computeQueryTokenTerms);
+
+/** The query terms of one raw token (memoized as `tokenTerms` is). */
+const queryTokenTerms = (raw: string): ReadonlyArray<string> =>
+  isUnmemoized(raw) ? computeQueryTokenTerms(raw) : memoizedQueryTokenTerms(raw);
 
 /**
  * The distinct terms of a query. Stopwords stay in: they are indexed only where a path holds
