@@ -19,13 +19,12 @@ import type { FactStore } from '../core/store/state.js';
 import { type CliIo, type OpenOptions, ReadFailure } from './io.js';
 
 /**
- * True for the opening of a saved state whose first line is not a whole object: `{` alone
- * (pretty-printed) or `{"format":` (cut short), spaces between. Read by trimming, not a pattern:
- * a pattern's loop over millions of spaces before a character outside Latin-1 overflowed the
- * engine's regexp stack.
+ * True for a line opening with `{` (its caller checks) that opens a saved state whose first line
+ * is not a whole object: `{` alone (pretty-printed) or `{"format":` (cut short), spaces between.
+ * Read by trimming, not a pattern: a pattern's loop over millions of spaces before a character
+ * outside Latin-1 overflowed the engine's regexp stack.
  */
 const isStateOpening = (line: string): boolean => {
-  if (!line.startsWith('{')) return false;
   const rest = line.slice(1).trimStart();
   return rest === '' || (rest.startsWith('"format"') && rest.slice('"format"'.length).trimStart().startsWith(':'));
 };

@@ -37,7 +37,7 @@ const CJK_LETTER = new RegExp(`^${CJK_CLASS}$`, 'u');
 /** A run of such letters (within a token, whose characters are letters, digits and a few joiners). */
 const CJK_RUN = new RegExp(`${CJK_CLASS}+`, 'gu');
 
-/** A token of such letters alone: a run of words, not one word or path, read whatever its length. */
+/** A token of such letters alone: a run of words, not one word or path, read up to MAX_CJK_TOKEN_LENGTH. */
 const CJK_TOKEN = new RegExp(`^${CJK_CLASS}+$`, 'u');
 
 /** A word with where it came from: stopwords are dropped from prose but kept in paths (`up.rs`, `new/`). */
@@ -209,11 +209,16 @@ const splitCjkRuns = (token: string, out: string[]): void => {
 
 const isShortToken = (token: string): boolean => token.length <= MAX_TOKEN_LENGTH;
 
-/** A token that carries terms: at most MAX_TOKEN_LENGTH characters, or CJK letters alone (their bigrams cost their length). */
-const isReadToken = (token: string): boolean =>
-  isShortToken(token) || (token.length <= MAX_CJK_TOKEN_LENGTH && CJK_TOKEN.test(token));
+/**
+ * A token of at most MAX_CJK_TOKEN_LENGTH characters that carries terms: at most MAX_TOKEN_LENGTH
+ * characters, or CJK letters alone (their bigrams cost their length).
+ */
+const isReadToken = (token: string): boolean => isShortToken(token) || CJK_TOKEN.test(token);
 
-/** The tokens of CJK text: each token holding a wide character split by `splitCjkRuns`, then the ones read kept. */
+/**
+ * The tokens of CJK text: those past MAX_CJK_TOKEN_LENGTH dropped, each holding a wide character
+ * split by `splitCjkRuns`, then the ones read kept.
+ */
 const scriptTokens = (tokens: ReadonlyArray<string>): ReadonlyArray<string> => {
   const out: string[] = [];
   for (const token of tokens) {
