@@ -19,7 +19,13 @@ export type RepositorySnapshot =
       readonly kind: 'git';
       /** The current commit; empty before the first commit. */
       readonly head: string;
+      /** The files hash a checkpoint of this version records (see `TRACKED_FILES_HASH_VERSION`). */
       readonly trackedFilesHash: string;
+      /**
+       * The files hash as version 1 took it, which a checkpoint without a version (an older
+       * release's) is compared with; without it, such a checkpoint is compared with `trackedFilesHash`.
+       */
+      readonly trackedFilesHashV1?: string;
       /** Files with unresolved merge conflicts (outside the context directory): nothing can be verified over them. */
       readonly unmerged?: ReadonlyArray<string>;
       /** Files with uncommitted edits, and new files git does not ignore (outside the context directory), as a checkpoint names them. */
@@ -186,6 +192,8 @@ export interface WorkingFile {
   readonly path: string;
   readonly blob: string | null;
   readonly mode?: string;
+  /** Its blob as version 1 of the files hash took it, where that differs (an edited symbolic link, a changed submodule). */
+  readonly blobV1?: string;
 }
 
 /** One entry of the index: its mode, blob and stage, and whether it is outside a sparse checkout (skip-worktree). */
@@ -215,36 +223,59 @@ export const parseIndexEntries = (lsFiles: string): ReadonlyArray<IndexEntry> =>
 };
 
 /**
- * The hash of the tracked files' content: each entry of the index (`git ls-files -s -z`,
- * cheap: no file is read) with its blob and mode replaced by the working tree's where git lists
- * the file as modified, and each new file (in `working`, not in the index) as the index will
- * hold it once added (mode, blob, stage 0), so an uncommitted edit, a new file or a `chmod +x`
- * changes the hash, and committing them does not.
+ * The version of the files hash a checkpoint records: 2 counts the new files git does not ignore
+ * and takes an edited symbolic link by its blob as git's own. A checkpoint without a version
+ * (one recorded by a release before new files counted) holds version 1: the index's entries
+ * alone, an edited link by a hash of its target. Each is compared with the hash of its own
+ * version, so a checkpoint an older release recorded over new files is not stale for them alone.
+ */
+export const TRACKED_FILES_HASH_VERSION = 2;
+
+/** The hash of file entries, in a stable order. */
+const hashEntries = (entries: string[]): string => sha256HexPrefix(entries.sort().join('\0'), 16);
+
+/**
+ * The files hash of each version, from one reading of the index (`git ls-files -s -z`, cheap:
+ * no file is read). Both take each entry of the index with its blob and mode replaced by the
+ * working tree's where git lists the file as modified, so an uncommitted edit or `chmod +x`
+ * changes the hash, and committing it does not. The current version also takes each new file
+ * (in `working`, not in the index) as the index will hold it once added (mode, blob, stage 0);
+ * version 1 leaves new files out and takes a file's `blobV1` where it has one.
  * The files `excluded` leaves out (the context's own, see `ContextExclusion`) do not count:
  * writing or committing the context must not make it stale.
  */
-export const hashTrackedFiles = (
+export const hashTrackedFilesByVersion = (
   lsFiles: string,
   working: ReadonlyArray<WorkingFile>,
   excluded: ContextExclusion,
-): string => {
+): { readonly trackedFilesHash: string; readonly trackedFilesHashV1: string } => {
   checkedText(lsFiles, "git's output");
   checkedExclusion(excluded);
   const edits = new Map(checkedList(working, 'working', 'working files').map((file) => [file.path, file]));
   const entries: string[] = [];
+  const entriesV1: string[] = [];
   const indexed = new Set<string>();
   for (const { path, mode, blob, stage } of parseIndexEntries(lsFiles)) {
     indexed.add(path);
     if (isExcluded(excluded, path)) continue;
     const edit = edits.get(path);
-    const current = edit === undefined ? blob : edit.blob;
-    entries.push(`${edit?.mode ?? mode} ${current ?? 'deleted'} ${stage}\t${path}`);
+    const entry = (current: string | null): string => `${edit?.mode ?? mode} ${current ?? 'deleted'} ${stage}\t${path}`;
+    const current = entry(edit === undefined ? blob : edit.blob);
+    entries.push(current);
+    entriesV1.push(edit?.blobV1 === undefined ? current : entry(edit.blobV1));
   }
   for (const { path, mode, blob } of edits.values())
     if (!indexed.has(path) && blob !== null && !isExcluded(excluded, path))
       entries.push(`${mode ?? '100644'} ${blob} 0\t${path}`);
-  return sha256HexPrefix(entries.sort().join('\0'), 16);
+  return { trackedFilesHash: hashEntries(entries), trackedFilesHashV1: hashEntries(entriesV1) };
 };
+
+/** The files hash of the current version (see `hashTrackedFilesByVersion`), as a checkpoint records it. */
+export const hashTrackedFiles = (
+  lsFiles: string,
+  working: ReadonlyArray<WorkingFile>,
+  excluded: ContextExclusion,
+): string => hashTrackedFilesByVersion(lsFiles, working, excluded).trackedFilesHash;
 
 /** The checkpoint of `summary` at the repository state `snapshot`. */
 export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'git' }, summary: string): Checkpoint => {
@@ -253,6 +284,7 @@ export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'gi
   return {
     gitHead: snapshot.head,
     trackedFilesHash: snapshot.trackedFilesHash,
+    trackedFilesHashVersion: TRACKED_FILES_HASH_VERSION,
     summaryHash: hashSummary(summary),
     ...(snapshot.uncommitted === undefined || snapshot.uncommitted.length === 0
       ? {}
@@ -268,11 +300,22 @@ export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'gi
 };
 
 /**
- * Why the context's summary no longer matches `snapshot`; empty when it does. The tracked
- * files' content decides: `files_changed` when it differs from the checkpoint's, and
- * `head_moved` too when a commit brought the change. A HEAD that moved without changing any
- * tracked file (the verified work was committed, or only the context files were) leaves the
- * summary valid.
+ * True when the files match `checkpoint` in the version it holds. One without a version (or of
+ * version 1) matches the snapshot's version 1 hash, as the older release that recorded it
+ * would; or this version's, since an older release that rewrites the file drops the version of
+ * a checkpoint this one recorded. A newer version's, which this one cannot compute, is compared
+ * with this version's hash alone.
+ */
+const filesMatch = (checkpoint: Checkpoint, snapshot: RepositorySnapshot & { readonly kind: 'git' }): boolean =>
+  checkpoint.trackedFilesHash === snapshot.trackedFilesHash ||
+  ((checkpoint.trackedFilesHashVersion ?? 1) === 1 && checkpoint.trackedFilesHash === snapshot.trackedFilesHashV1);
+
+/**
+ * Why the context's summary no longer matches `snapshot`; empty when it does. The files'
+ * content, hashed in the checkpoint's version (see `filesMatch`), decides: `files_changed` when
+ * it differs from the checkpoint's, and `head_moved` too when a commit brought the change. A
+ * HEAD that moved without changing any tracked file (the verified work was committed, or only
+ * the context files were) leaves the summary valid.
  */
 export const checkpointMismatch = (
   context: SharedContext,
@@ -284,7 +327,7 @@ export const checkpointMismatch = (
   const { checkpoint } = context;
   if (checkpoint === undefined) return ['no_checkpoint'];
   const reasons: StaleReason[] = [];
-  if (checkpoint.trackedFilesHash !== snapshot.trackedFilesHash)
+  if (!filesMatch(checkpoint, snapshot))
     reasons.push(...(checkpoint.gitHead === snapshot.head ? [] : ['head_moved' as const]), 'files_changed');
   if (checkpoint.summaryHash !== hashSummary(context.workingSummary.text)) reasons.push('summary_changed');
   return reasons;

@@ -36,6 +36,11 @@ export interface Checkpoint {
   readonly gitHead: string;
   /** A hash of `git ls-files -s`, of the tracked files edited in the working tree and of the new files git does not ignore. */
   readonly trackedFilesHash: string;
+  /**
+   * Which files hash `trackedFilesHash` is (`TRACKED_FILES_HASH_VERSION` for a checkpoint this
+   * version records); absent in one an older release recorded, whose hash left new files out.
+   */
+  readonly trackedFilesHashVersion?: number;
   /** A hash of the working summary's text as verified. */
   readonly summaryHash: string;
   /**

@@ -119,6 +119,9 @@ const unknownFieldsTo = (value: { readonly unknownFields?: Readonly<Record<strin
 const CheckpointSchema = z.looseObject({
   git_head: z.string().regex(/^([0-9a-f]{7,64})?$/u, 'not a commit id'),
   tracked_files_hash: line(L.hash),
+  // Optional within version 1 (older readers drop it): which files hash tracked_files_hash is;
+  // absent, the one that left new files out (the checkpoint of an older release).
+  tracked_files_hash_version: z.int().positive().optional(),
   summary_hash: line(L.hash),
   // Optional within version 1 (older readers drop it): files with uncommitted edits at the checkpoint.
   uncommitted: z.array(line(L.path)).max(L.uncommittedPaths).optional(),
@@ -288,6 +291,9 @@ const contextFrom = (doc: ContextDocument): SharedContext => ({
         checkpoint: {
           gitHead: doc.checkpoint.git_head,
           trackedFilesHash: doc.checkpoint.tracked_files_hash,
+          ...(doc.checkpoint.tracked_files_hash_version === undefined
+            ? {}
+            : { trackedFilesHashVersion: doc.checkpoint.tracked_files_hash_version }),
           summaryHash: doc.checkpoint.summary_hash,
           ...(doc.checkpoint.uncommitted === undefined ? {} : { uncommitted: doc.checkpoint.uncommitted }),
           ...unknownFieldsOf(doc.checkpoint, CheckpointSchema.shape),
@@ -337,6 +343,9 @@ const contextTo = (context: SharedContext): ContextDocument => ({
       : {
           git_head: context.checkpoint.gitHead,
           tracked_files_hash: context.checkpoint.trackedFilesHash,
+          ...(context.checkpoint.trackedFilesHashVersion === undefined
+            ? {}
+            : { tracked_files_hash_version: context.checkpoint.trackedFilesHashVersion }),
           summary_hash: context.checkpoint.summaryHash,
           ...(context.checkpoint.uncommitted === undefined ? {} : { uncommitted: [...context.checkpoint.uncommitted] }),
           ...unknownFieldsTo(context.checkpoint),

@@ -78,11 +78,16 @@ export const contextArb: fc.Arbitrary<SharedContext> = fc
     }),
     featureRequest: textArb(CONTEXT_LIMITS.featureRequest),
     checkpoint: fc.option(
-      fc.record({
-        gitHead: fc.constantFrom('', 'a'.repeat(40), 'b'.repeat(40)),
-        trackedFilesHash: fc.constant('c'.repeat(32)),
-        summaryHash: fc.constant('d'.repeat(32)),
-      }),
+      fc.record(
+        {
+          gitHead: fc.constantFrom('', 'a'.repeat(40), 'b'.repeat(40)),
+          trackedFilesHash: fc.constant('c'.repeat(32)),
+          // Absent in a checkpoint an older release recorded.
+          trackedFilesHashVersion: fc.constantFrom(1, 2, 3),
+          summaryHash: fc.constant('d'.repeat(32)),
+        },
+        { requiredKeys: ['gitHead', 'trackedFilesHash', 'summaryHash'] },
+      ),
       { nil: undefined },
     ),
     pinnedRules: rulesArb,

@@ -11,8 +11,10 @@ import {
   checkpointMismatch,
   hashSummary,
   hashTrackedFiles,
+  hashTrackedFilesByVersion,
   parseNameStatus,
   type RepositorySnapshot,
+  TRACKED_FILES_HASH_VERSION,
 } from '../../src/context/checkpoint.js';
 import { resolveSharedContextFlag } from '../../src/context/flag.js';
 import { compareContextKeys, isSameContextKey, parseContextKey } from '../../src/context/key.js';
@@ -682,6 +684,59 @@ describe('checkpoints', () => {
     ).toEqual(['summary_changed']);
     expect(checkpointMismatch(emptySharedContext(KEY), GIT)).toEqual(['no_checkpoint']);
     expect(checkpointMismatch(verified, NO_GIT)).toEqual(['not_a_git_repository']);
+  });
+
+  it('are compared with the files hash of their version: one an older release recorded (no version) with version 1', () => {
+    const snapshot: RepositorySnapshot = {
+      ...GIT,
+      trackedFilesHash: 'e'.repeat(32),
+      trackedFilesHashV1: 'f'.repeat(32),
+    };
+    expect(verified.checkpoint?.trackedFilesHashVersion).toBe(TRACKED_FILES_HASH_VERSION);
+    expect(checkpointMismatch(verified, snapshot)).toEqual(['files_changed']);
+    const { trackedFilesHashVersion: _, ...older } = verified.checkpoint!;
+    expect(checkpointMismatch({ ...verified, checkpoint: older }, snapshot)).toEqual([]);
+    expect(checkpointMismatch({ ...verified, checkpoint: { ...older, trackedFilesHashVersion: 1 } }, snapshot)).toEqual(
+      [],
+    );
+    expect(
+      checkpointMismatch({ ...verified, checkpoint: older }, { ...snapshot, trackedFilesHashV1: 'e'.repeat(32) }),
+    ).toEqual(['files_changed']);
+    // A checkpoint of this version whose version an older release dropped, rewriting the file.
+    expect(
+      checkpointMismatch({ ...verified, checkpoint: { ...older, trackedFilesHash: 'e'.repeat(32) } }, snapshot),
+    ).toEqual([]);
+    // A snapshot that holds no version 1 hash compares every checkpoint with its own.
+    expect(checkpointMismatch({ ...verified, checkpoint: older }, GIT)).toEqual([]);
+    // A newer release's version this one cannot compute is stale, never wrongly verified.
+    expect(checkpointMismatch({ ...verified, checkpoint: { ...older, trackedFilesHashVersion: 3 } }, snapshot)).toEqual(
+      ['files_changed'],
+    );
+  });
+
+  it('hash version 1 as an older release did: the index alone, a file taken by its blobV1 where it has one', () => {
+    const ls = [
+      '100644 1111111111111111111111111111111111111111 0\tsrc/a.ts',
+      '120000 2222222222222222222222222222222222222222 0\tsrc/link',
+      '',
+    ].join('\0');
+    const clean = hashTrackedFilesByVersion(ls, [], 'data/context');
+    expect(clean.trackedFilesHashV1).toBe(clean.trackedFilesHash);
+    const newFile = { path: 'src/new.ts', blob: '5555555555555555555555555555555555555555' };
+    const withNew = hashTrackedFilesByVersion(ls, [newFile], 'data/context');
+    expect(withNew.trackedFilesHashV1).toBe(clean.trackedFilesHashV1);
+    expect(withNew.trackedFilesHash).not.toBe(clean.trackedFilesHash);
+    const link = {
+      path: 'src/link',
+      blob: '3333333333333333333333333333333333333333',
+      blobV1: 'link:abc',
+      mode: '120000',
+    };
+    const edited = hashTrackedFilesByVersion(ls, [link], 'data/context');
+    expect(edited.trackedFilesHash).toBe(hashTrackedFiles(ls, [{ ...link, blobV1: 'link:def' }], 'data/context'));
+    expect(edited.trackedFilesHashV1).not.toBe(
+      hashTrackedFilesByVersion(ls, [{ ...link, blobV1: 'link:def' }], 'data/context').trackedFilesHashV1,
+    );
   });
 
   it('hash the content of the tracked files: the index with working-tree edits, the context directory left out', () => {

@@ -56,6 +56,16 @@ const stamp = (file: string): string => {
   return `${stat.size} ${stat.mtimeMs} ${readFileSync(file, 'utf8').length}`;
 };
 
+/** Checks that `show` and `bundle` in `repo` find the summary verified. */
+const expectVerified = async (repo: string): Promise<void> => {
+  for (const argv of [
+    ['context', 'show'],
+    ['context', 'bundle'],
+  ])
+    expect((await runIn(repo, argv)).stdout).not.toContain('STALE');
+  expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+};
+
 describe.concurrent('issue 53: the smaller ones', SLOW, () => {
   it('12: a CRLF checkout of the dashboard is in step with the JSON: nothing noted, nothing regenerated', async () => {
     const repo = makeRepo();
@@ -145,12 +155,7 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     );
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'lexer, with the context');
-    for (const argv of [
-      ['context', 'show'],
-      ['context', 'bundle'],
-    ])
-      expect((await runIn(repo, argv)).stdout).not.toContain('STALE');
-    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    await expectVerified(repo);
     // An ignored file changes nothing; a new file the work has not committed makes it stale, and is named.
     writeFiles(repo, { 'build/more.js': 'ignored\n' });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
@@ -238,6 +243,48 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'links');
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+  });
+
+  it('14f: a checkpoint an older version recorded over new files, a large one and an edited link stays verified until the next checkpoint', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/lexer.ts': 'export const lex = (text: string) => text.split(" ");\n' });
+    symlinkSync('lexer.ts', join(repo, 'src', 'tokens.ts'));
+    commitAll(repo, 'lexer');
+    // The uncommitted work the older version recorded its checkpoint over: an edit, a link
+    // pointed elsewhere, a new file and a new file over 16 MiB.
+    writeFiles(repo, {
+      'src/parser.ts': 'export const parse = (text: string) => text.trim();\n',
+      'src/extra.ts': 'export {};\n',
+      'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1),
+    });
+    rmSync(join(repo, 'src', 'tokens.ts'));
+    symlinkSync('parser.ts', join(repo, 'src', 'tokens.ts'));
+    // The file the build of 2a90deb wrote over that very state (its files hash covers the index
+    // alone), its commit and first commit swapped for this repository's.
+    const fixture = readFileSync(new URL('./fixtures/checkpointBeforeNewFiles.json', import.meta.url), 'utf8');
+    const recorded = fixture
+      .replaceAll('2f807162b42b2d2bbab018feac567c3f8841e078', git(repo, 'rev-parse', 'HEAD').trim())
+      .replaceAll('fc27abe75de3', git(repo, 'rev-list', '--max-parents=0', 'HEAD').trim().slice(0, 12));
+    writeFiles(repo, { 'data/context/planning_context.json': recorded });
+    await expectVerified(repo);
+    // An edit of a file it counted still makes it stale.
+    writeFiles(repo, { 'src/lexer.ts': 'export const lex = (text: string) => text.split(",");\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('  M src/lexer.ts\n');
+    writeFiles(repo, { 'src/lexer.ts': 'export const lex = (text: string) => text.split(" ");\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // The next checkpoint holds this version's hash, and says so: a new file counts again.
+    expect((await runIn(repo, ['context', 'checkpoint'])).status).toBe(0);
+    const stored = readJson(join(repo, ...CONTEXT_JSON)) as {
+      contexts: Array<{ checkpoint: { tracked_files_hash_version?: number } }>;
+    };
+    expect(stored.contexts[0]!.checkpoint.tracked_files_hash_version).toBe(2);
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // An older release that rewrites the file drops the version: its hash still matches.
+    delete stored.contexts[0]!.checkpoint.tracked_files_hash_version;
+    writeFiles(repo, { 'data/context/planning_context.json': JSON.stringify(stored, null, 2) });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    writeFiles(repo, { 'src/more.ts': 'export {};\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('  ? src/more.ts\n');
   });
 
   it('15: every cut is counted: the decisions shown, and the open steps left out', async () => {

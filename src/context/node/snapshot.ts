@@ -9,8 +9,9 @@ import type { BigIntStats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
+import { sha256HexPrefix } from '../../base/hash.js';
 import {
-  hashTrackedFiles,
+  hashTrackedFilesByVersion,
   type IndexEntry,
   parseIndexEntries,
   parseWorkingTreeStatus,
@@ -84,6 +85,12 @@ const clockNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 const lstatExact = (file: Buffer): Promise<BigIntStats | undefined> =>
   fs.lstat(file, { bigint: true }).catch(() => undefined);
 
+/** A symbolic link's blob, and as version 1 of the files hash took it: a hash of its target text alone. */
+interface LinkBlob {
+  readonly blob: string;
+  readonly blobV1: string;
+}
+
 /**
  * The blobs of symbolic links as `git add` records them: each link's target text as the blob's
  * content, never filtered (hash-object given the path would follow the link, and fail on a
@@ -94,16 +101,19 @@ const linkBlobs = async (
   answers: GitAnswers,
   root: string,
   links: ReadonlyArray<string>,
-): Promise<E.Either<ContextError, ReadonlyMap<string, string>>> => {
+): Promise<E.Either<ContextError, ReadonlyMap<string, LinkBlob>>> => {
   if (links.length === 0) return E.right(new Map());
   const format = await objectFormat(answers, root);
   if (E.isLeft(format)) return E.left(gitFailed(format.left));
   const algorithm = format.right === 'sha256' ? 'sha256' : 'sha1';
-  const blobs = new Map<string, string>();
+  const blobs = new Map<string, LinkBlob>();
   for (const link of links) {
     const target = await fs.readlink(pathUnder(root, link), { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
     const header = Buffer.from(`blob ${target.length}\0`, 'latin1');
-    blobs.set(link, createHash(algorithm).update(header).update(target).digest('hex'));
+    blobs.set(link, {
+      blob: createHash(algorithm).update(header).update(target).digest('hex'),
+      blobV1: `link:${sha256HexPrefix(target.toString('latin1'), 20)}`,
+    });
   }
   return E.right(blobs);
 };
@@ -201,7 +211,8 @@ const workingFiles = async (
   const [linked, hashes] = [await linkBlobs(answers, root, links), await fileBlobs(root, regular)];
   if (E.isLeft(linked)) return linked;
   if (E.isLeft(hashes)) return hashes;
-  for (const [file, blob] of [...linked.right, ...hashes.right]) files.push({ path: file, blob, ...withMode(file) });
+  for (const [file, blob] of linked.right) files.push({ path: file, ...blob, ...withMode(file) });
+  for (const [file, blob] of hashes.right) files.push({ path: file, blob, ...withMode(file) });
   // A file left unhashed is gone (a changed file git tracks is deleted; a new one is no file), or
   // unreadable by this process (one a container left, `chmod 000`): counted by its size and
   // times, as git could not add it either.
@@ -219,7 +230,15 @@ const workingFiles = async (
     if (E.isLeft(inner)) return inner;
     const { snapshot, clean } = inner.right;
     // A clean submodule is its commit, as the index will hold it once added: committing it keeps the hash.
-    files.push({ path: submodule, blob: clean ? snapshot.head : `${snapshot.head}+${snapshot.trackedFilesHash}` });
+    files.push(
+      clean
+        ? { path: submodule, blob: snapshot.head }
+        : {
+            path: submodule,
+            blob: `${snapshot.head}+${snapshot.trackedFilesHash}`,
+            blobV1: `${snapshot.head}+${snapshot.trackedFilesHashV1 ?? snapshot.trackedFilesHash}`,
+          },
+    );
   }
   return E.right(files);
 };
@@ -375,7 +394,7 @@ const observeSnapshotAt = async (
     snapshot: {
       kind: 'git',
       head: tree.head,
-      trackedFilesHash: hashTrackedFiles(lsFiles.right, working.right, excluded),
+      ...hashTrackedFilesByVersion(lsFiles.right, working.right, excluded),
       ...(unmerged.length === 0 ? {} : { unmerged: unmerged.map(displayGitPath) }),
       ...(uncommitted.length === 0 ? {} : { uncommitted: uncommitted.map(displayGitPath) }),
     },
