@@ -168,10 +168,18 @@ const ask = async <A>(
   return E.isLeft(answered) ? E.left({ step: 'call', failure: answered.left }) : E.right(answered.right);
 };
 
+/** Notes a result as sent, with the time its line is about to be written with (see runLocked). */
+type NoteSent = (effect: IngestEffect, sentAt: number) => Promise<E.Either<SessionError, unknown>>;
+
 /** Runs a session effect and gives its answer back as the transition's next input. */
-const answer = async (effect: Exclude<HookEffect, SayEffect>, session: SessionSource): Promise<HookInput> => {
+const answer = async (
+  effect: Exclude<HookEffect, SayEffect>,
+  session: SessionSource,
+  noteSent: NoteSent,
+): Promise<HookInput> => {
   // The request's time is the session's clock (`SessionSource`): a result sent again with the
-  // time it was first sent is known at that time, or by its content as its task's last result.
+  // time its line was about to be written with is known by that line, and by nothing else, so
+  // another dispatch's result of the same text is recorded too.
   if (effect.type === 'compile') {
     const { at, ...request } = effect.request;
     const compiled = await ask(session, at, (live) => live.compileContext(request));
@@ -184,11 +192,18 @@ const answer = async (effect: Exclude<HookEffect, SayEffect>, session: SessionSo
     };
   }
   const { at, ...request } = effect.request;
-  const ingested = await ask(session, at, (live) => live.ingestResult(request));
+  let sentAt: number | undefined;
+  const note = async ({ at: planned }: { readonly at: number }) => {
+    const noted = await noteSent(effect, planned);
+    if (E.isRight(noted)) sentAt = planned;
+    return noted;
+  };
+  const ingested = await ask(session, at, (live) => live.ingestResult(request, { byContent: false, accept: note }));
   return {
     type: 'ingested',
     effect,
     answer: E.map(({ warnings }: { warnings: ReadonlyArray<string> }) => ({ warnings }))(ingested),
+    ...(sentAt === undefined ? {} : { sentAt }),
   };
 };
 
@@ -210,7 +225,7 @@ const runTurn = async (
   now: number,
   settings: HookSettings,
   session: SessionSource,
-  noteSent: (effect: IngestEffect) => Promise<E.Either<SessionError, unknown>>,
+  noteSent: NoteSent,
 ): Promise<Turn> => {
   const records: HookRecord[] = [];
   const said: SayEffect[] = [];
@@ -222,14 +237,7 @@ const runTurn = async (
     output = step.output ?? output;
     for (const effect of step.effects)
       if (effect.type === 'say') said.push(effect);
-      else if (effect.type === 'ingest') {
-        // Noted as sent before it is sent: see runLocked.
-        const noted = await noteSent(effect);
-        const answered: HookInput = E.isLeft(noted)
-          ? { type: 'ingested', effect, answer: E.left({ step: 'call', failure: noted.left }) }
-          : await answer(effect, session);
-        await take(hookTransition(state, answered, now, settings));
-      } else await take(hookTransition(state, await answer(effect, session), now, settings));
+      else await take(hookTransition(state, await answer(effect, session, noteSent), now, settings));
   };
   await take(hookTransition(read, { type: 'event', event }, now, settings));
   return { state, records, said, ...(output === undefined ? {} : { output }) };
@@ -275,13 +283,14 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
       );
       if (E.isLeft(moved)) return moved;
     }
-    // A result is noted as sent, with its time, before the session records it: should its mark
-    // not reach this file after the line reached the log (a disk full between the two), the
-    // agent's next stop sends it again with that time, which the session knows as that line,
-    // rather than record it twice. A file that cannot take the note gets no result sent.
-    const noteSent = async (effect: IngestEffect) => {
+    // A result is noted as sent, with the time the session is about to write its line with,
+    // before the session writes it: should its mark not reach this file after the line reached
+    // the log (a disk full between the two), the agent's next stop sends it again with that
+    // time, which the session knows as that line, rather than record it twice, whatever was
+    // recorded since. A file that cannot take the note gets no result sent.
+    const noteSent: NoteSent = async (effect, sentAt) => {
       const safe = stillLocked();
-      return E.isLeft(safe) ? safe : appendToLog(file, formatHookRecords([missedRecord(effect, true, now)]));
+      return E.isLeft(safe) ? safe : appendToLog(file, formatHookRecords([missedRecord(effect, true, now, sentAt)]));
     };
     const turn = await runTurn(
       foldHookRecords(parseHookRecords(read.right.text)),

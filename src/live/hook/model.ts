@@ -90,6 +90,8 @@ export type HookInput =
       readonly type: 'ingested';
       readonly effect: IngestEffect;
       readonly answer: SessionAnswer<{ readonly warnings: ReadonlyArray<string> }>;
+      /** The time the result was noted as sent with (its line's, were it written), when it was. */
+      readonly sentAt?: number;
     };
 
 /** What a decision adds: the records to append, the effects to run, the output to print. */

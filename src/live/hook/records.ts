@@ -85,7 +85,7 @@ export interface ResultRecord {
  * The session did not record a result for the dispatch `key`, the agent `agentId`, or both: it
  * refused its text (`retry` false: the same text would be refused again, and was told), or failed
  * in passing (`retry` true: the same text is sent again at the agent's next stop, with the time
- * it was first sent, `sentAt`, so a line that landed all the same is known as it). A later
+ * its line was to be written with, `sentAt`, so a line that landed all the same is known as it). A later
  * result of another text is recorded as any other.
  */
 export interface MissRecord {

@@ -91,10 +91,16 @@ const PASSING_CODES: ReadonlySet<string> = new Set<string>([
 
 /**
  * The mark that the result of `effect` is not recorded: for good (`retry` false), or to be sent
- * again as it was, with the time it was first sent, so that a line that reached the log all the
- * same is known as it. The shell writes it with `retry` before it sends the result too (hook.ts).
+ * again as it was, with the time it was sent at (`sentAt`), so that a line that reached the log
+ * all the same is known as it. The shell writes it with `retry`, and the time the session is
+ * about to write its line with, before the session writes it too (hook.ts).
  */
-export const missedRecord = (effect: IngestEffect, retry: boolean, now: number): MissRecord => {
+export const missedRecord = (
+  effect: IngestEffect,
+  retry: boolean,
+  now: number,
+  sentAt: number | undefined = effect.request.at,
+): MissRecord => {
   const [mark] = effect.marks;
   return {
     type: 'missed',
@@ -102,7 +108,7 @@ export const missedRecord = (effect: IngestEffect, retry: boolean, now: number):
     ...(mark?.agentId === undefined ? {} : { agentId: mark.agentId }),
     digest: effect.digest,
     retry,
-    sentAt: effect.request.at,
+    sentAt: sentAt ?? effect.request.at,
     at: now,
   };
 };
@@ -114,15 +120,14 @@ export const missedRecord = (effect: IngestEffect, retry: boolean, now: number):
  * the session refused its text, else to be sent again, as it was, by the agent's next stop.
  */
 const onIngested = (
-  effect: IngestEffect,
-  answer: SessionAnswer<{ readonly warnings: ReadonlyArray<string> }>,
+  { effect, answer, sentAt }: Extract<HookInput, { type: 'ingested' }>,
   now: number,
 ): HookDecision => {
   const { what, request, marks } = effect;
   const about = `the result of ${what} for task ${nameId(request.taskId)}`;
   if (E.isLeft(answer)) {
     const { step, failure: error } = answer.left;
-    const missed = missedRecord(effect, step === 'open' || PASSING_CODES.has(error.code), now);
+    const missed = missedRecord(effect, step === 'open' || PASSING_CODES.has(error.code), now, sentAt);
     return {
       // The reports the call's end took over (a stop its host did not name the agent of) are its
       // own now: settled, so none of them is recorded later under its agent's task.
@@ -156,7 +161,7 @@ export const hookTransition = (
       ? decideEvent(state, input.event, now, settings)
       : input.type === 'compiled'
         ? onCompiled(input.effect, input.answer)
-        : onIngested(input.effect, input.answer, now);
+        : onIngested(input, now);
   return {
     state: applyHookRecords(state, decision.records),
     records: decision.records,

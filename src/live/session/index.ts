@@ -61,6 +61,7 @@ export type {
   CompiledContext,
   ExplainContextInput,
   IngestedResult,
+  IngestOptions,
   IngestResultInput,
   InvalidatedFacts,
   InvalidateFactInput,

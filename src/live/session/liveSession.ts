@@ -12,6 +12,7 @@ import type {
   CompileOptions,
   ExplainContextInput,
   IngestedResult,
+  IngestOptions,
   IngestResultInput,
   InvalidatedFacts,
   InvalidateFactInput,
@@ -46,8 +47,8 @@ export interface LiveSession {
   readonly id: string;
   /** Where the log is: its path with the file store, else the store's location and the id. */
   readonly file: string;
-  /** Records a dispatch result and extracts its facts; a result the contract rejects writes nothing. */
-  ingestResult(input: IngestResultInput): Promise<E.Either<SessionError, IngestedResult>>;
+  /** Records a dispatch result and extracts its facts; a result the contract rejects writes nothing; `options` as `IngestOptions` says. */
+  ingestResult(input: IngestResultInput, options?: IngestOptions): Promise<E.Either<SessionError, IngestedResult>>;
   /** Records a prompt and returns its `[Session Context]` section; `accept`, when given, may refuse the section before anything is written. */
   compileContext(
     input: CompileContextInput,

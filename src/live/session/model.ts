@@ -77,6 +77,26 @@ export interface CompileOptions {
   }) => E.Either<SessionError, unknown>;
 }
 
+/**
+ * How `ingestResult` records a result sent without a time. `accept` is told the line and the time
+ * (the clock's, or moved past the log's last event) the result is about to be written with, and
+ * may refuse it (a Left is the call's answer, nothing written): a caller that keeps that time
+ * sends the result again with it as the clock's, and the log's line is then known by it.
+ */
+export interface IngestOptions {
+  /**
+   * False: the result is the log's already only where one of its recent lines holds it at the
+   * clock's time, never by its content as its task's last result, so another dispatch's result of
+   * the same text is recorded too (default true).
+   */
+  readonly byContent?: boolean;
+  readonly accept?: (planned: {
+    /** The line the result would be recorded on. */
+    readonly line: number;
+    readonly at: number;
+  }) => E.Either<SessionError, unknown> | Promise<E.Either<SessionError, unknown>>;
+}
+
 /** What a change to the log did. */
 export interface Recorded {
   /** The line of the log that holds the event. */

@@ -54,26 +54,27 @@ export const checkedSessionOptions = (given: unknown): E.Either<SessionError, Re
 };
 
 /**
- * The `accept` of `compileContext`'s options, as the step that records a prompt calls it: with
- * the section `sectionOf` draws of the planned event. None when the options or the field are
- * none (undefined, null), else a function whose answers are checked: one that is no `Either` is
- * an `invalid_input` naming it, as an `accept` that is no function is.
+ * The `accept` of `compileContext`'s or `ingestResult`'s options, as the step that records the
+ * event calls it: with what `sectionOf` draws of the planned event (a prompt's section, a
+ * result's line and time). None when the options or the field are none (undefined, null), else a
+ * function whose answers are checked once they settle: one that is no `Either` is an
+ * `invalid_input` naming it, as an `accept` that is no function is.
  */
 export const checkedAccept = <P, S>(
   options: unknown,
   sectionOf: (planned: P) => S,
-): E.Either<SessionError, ((planned: P) => E.Either<SessionError, unknown>) | undefined> => {
+): E.Either<SessionError, ((planned: P) => Promise<E.Either<SessionError, unknown>>) | undefined> => {
   if (typeof options !== 'object' || options === null) return E.right(undefined);
   let accept: unknown;
   try {
     accept = (options as Record<string, unknown>)['accept'];
   } catch (error) {
-    return invalidOption(`the compile options could not be read: ${describeError(error)}`);
+    return invalidOption(`the options could not be read: ${describeError(error)}`);
   }
   if (accept === undefined || accept === null) return E.right(undefined);
   if (typeof accept !== 'function') return invalidOption(`accept is ${kindOf(accept)}, not a function`);
-  return E.right((planned) => {
-    const answer: unknown = (accept as (section: S) => unknown)(sectionOf(planned));
+  return E.right(async (planned) => {
+    const answer: unknown = await (accept as (section: S) => unknown)(sectionOf(planned));
     return isEither(answer)
       ? (answer as E.Either<SessionError, unknown>)
       : invalidOption(`accept answered ${kindOf(answer)}, not an Either`);

@@ -26,7 +26,14 @@ import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
 import { checkedAccept, checkedSessionOptions } from './options.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
-import type { CompileOptions, ExplainContextInput, Recorded, SessionError, SetAsideLine } from './model.js';
+import type {
+  CompileOptions,
+  ExplainContextInput,
+  IngestOptions,
+  Recorded,
+  SessionError,
+  SetAsideLine,
+} from './model.js';
 import { STORE_ACCESS_CODES, type StoreAccessCode } from './model.js';
 import type { LiveSession, SessionOptions } from './liveSession.js';
 import {
@@ -94,8 +101,14 @@ interface EventCall {
   /** False when the session's clock gave the time. */
   readonly timed: boolean;
   readonly sameResult?: SameResult;
-  /** Says whether the event, as planned, may be written; a Left is the answer, nothing written. */
-  readonly accept?: (recorded: RecordedEvent) => E.Either<SessionError, unknown>;
+  /** Says whether the event, as planned at the time `at`, may be written; a Left is the answer, nothing written. */
+  readonly accept?: (planned: PlannedEvent) => Promise<E.Either<SessionError, unknown>>;
+}
+
+/** An event as planned: what it answers once written, and the time its line is written with. */
+interface PlannedEvent {
+  readonly recorded: RecordedEvent;
+  readonly at: number;
 }
 
 /** Opens the session `sessionId` (validated) and reads its log; a torn last line is set aside and reported. */
@@ -360,7 +373,7 @@ const open = async (
             resent = plan.right;
             return E.right(resent.recorded);
           }
-          const refused = event.accept?.(plan.right.recorded);
+          const refused = await event.accept?.({ recorded: plan.right.recorded, at: plan.right.at });
           if (refused !== undefined && E.isLeft(refused)) return refused;
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
@@ -449,19 +462,26 @@ const open = async (
   const callsOf = (create: boolean): LiveSession => ({
     id,
     file,
-    ingestResult: atBoundary(async (input) => {
+    ingestResult: atBoundary(async (input, options?: IngestOptions) => {
       const fields = dispatchFields(input);
       if (E.isLeft(fields)) return fields;
       const given = input.at;
       const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
+      const accept = checkedAccept(options, ({ recorded, at: planned }: PlannedEvent) => ({
+        line: recorded.line,
+        at: planned,
+      }));
+      if (E.isLeft(accept)) return accept;
+      // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
+      const byContent = given === undefined && !(isRecord(options) && options.byContent === false);
       return record(
         create,
         {
           fields: fields.right.line(at.right),
           timed: given !== undefined,
-          // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
-          ...(given === undefined ? { sameResult: fields.right.sameResult } : {}),
+          ...(byContent ? { sameResult: fields.right.sameResult } : {}),
+          ...(accept.right ? { accept: accept.right } : {}),
         },
         (recorded) => E.right({ ...recordedOf(recorded), ...extractionOf(recorded) }),
       );
@@ -473,7 +493,7 @@ const open = async (
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
       const section = (recorded: RecordedEvent) => ({ ...recordedOf(recorded), ...sectionOf(recorded) });
-      const accept = checkedAccept(options, section);
+      const accept = checkedAccept(options, ({ recorded }: PlannedEvent) => section(recorded));
       if (E.isLeft(accept)) return accept;
       const fields = promptFields(input, at.right, counting.recorded);
       const call: EventCall = { fields, timed: given !== undefined, ...(accept.right ? { accept: accept.right } : {}) };

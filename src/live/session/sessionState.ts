@@ -228,6 +228,8 @@ export type EventPlan =
       readonly text: string;
       /** The event's key: a read that finds it on `recorded.line` finds this very event (`holdsEvent`). */
       readonly key: string;
+      /** The time its line is written with: the clock's, or moved past the log's last event. */
+      readonly at: number;
       readonly next: SessionState;
       readonly recorded: RecordedEvent;
     }
@@ -313,6 +315,7 @@ const appendPlan = (
     kind: 'append',
     text,
     key,
+    at: event.at,
     next: noteEvent(state, tracker, event, undefined),
     recorded: { line: state.lines + 1, duplicate: false, output },
   });

@@ -350,6 +350,24 @@ describe('Claude Code sequences', { timeout: 120_000 }, () => {
   });
 });
 
+/**
+ * `store`, whose first append of a result fails with io: its line reaches the log all the same
+ * when `lands` (a connection lost before the answer).
+ */
+const failingFirstResult = (store: SessionStore, lands: boolean): SessionStore => {
+  let failures = 1;
+  return {
+    ...store,
+    append: async (id, expected, texts) => {
+      if (failures === 0 || !texts.some((text) => text.includes('"dispatch"')))
+        return store.append(id, expected, texts);
+      failures -= 1;
+      if (lands) await store.append(id, expected, texts);
+      return E.left({ code: 'io', message: 'the connection was lost' });
+    },
+  };
+};
+
 describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
   const setUp = () => {
     const dir = tempDir('sequence-');
@@ -427,17 +445,7 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     for (const { lands, ahead } of cases as ReadonlyArray<{ lands: boolean; ahead?: number }>) {
       const dir = tempDir('sequence-');
       const store = memorySessionStore();
-      let failures = 1;
-      const flaky: SessionStore = {
-        ...store,
-        append: async (id, expected, texts) => {
-          if (failures === 0 || !texts.some((text) => text.includes('"dispatch"')))
-            return store.append(id, expected, texts);
-          failures -= 1;
-          if (lands) await store.append(id, expected, texts);
-          return E.left({ code: 'io', message: 'the connection was lost' });
-        },
-      };
+      const flaky = failingFirstResult(store, lands);
       let now = Date.parse('2026-03-02T10:00:00Z');
       const send = inProcess({ cwd: dir, projectDir: dir, store: flaky, clock: () => (now += 1000) });
       const host = codex({ send, sessionId: SESSION, cwd: dir });
@@ -463,6 +471,54 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
           expect.objectContaining({ type: 'dispatch', at: ahead + 1 }),
         ]);
     }
+  });
+
+  it('a result resent after its line landed, stamped later, with another result of its task in between, is recorded once; the same text from another dispatch is recorded', async () => {
+    // The first append of a1's result lands but answers io, its line stamped after an event an
+    // hour ahead; a2's result of the same task lands before a1's next stop sends a1's again.
+    const dir = tempDir('sequence-');
+    const store = memorySessionStore();
+    const flaky = failingFirstResult(store, true);
+    let now = Date.parse('2026-03-02T10:00:00Z');
+    const send = inProcess({ cwd: dir, projectDir: dir, store: flaky, clock: () => (now += 1000) });
+    const host = codex({ send, sessionId: SESSION, cwd: dir });
+    const ofTask2 = (n: number, answer: string): Call => ({
+      ...workCall(2, 0, 'golf/seven.swift', 'worker'),
+      toolUseId: `toolu_${n}`,
+      agentId: `a${n}`,
+      answer,
+    });
+    const [first, between, again] = [
+      ofTask2(1, implementerAnswer('2', 'golf/seven.swift')),
+      ofTask2(2, implementerAnswer('2', 'hotel/eight.php')),
+      ofTask2(3, implementerAnswer('2', 'golf/seven.swift')),
+    ];
+    await host.pre(first);
+    await host.start(first);
+    const ahead = { type: 'compact', maxFacts: 100, at: Date.parse('2026-03-02T11:00:00Z') };
+    expect(E.isRight(await store.append(SESSION, 1, [JSON.stringify(ahead)]))).toBe(true);
+    await host.stop(first);
+    await run(host, between);
+    await host.stop(first);
+    await host.stop(first);
+    await run(host, again);
+    const read = await store.read(SESSION, 0);
+    // Each line as its kind, and a result as the file it changed: a1's once, then a2's, then a3's.
+    const events = E.isRight(read)
+      ? read.right.lines.map(({ text }) => {
+          const event = JSON.parse(text) as { type: string; output?: string };
+          return event.output === undefined ? event.type : /"files_changed": \[\s*"([^"]+)"/u.exec(event.output)![1];
+        })
+      : [];
+    expect(events).toEqual([
+      'prompt',
+      'compact',
+      'golf/seven.swift',
+      'prompt',
+      'hotel/eight.php',
+      'prompt',
+      'golf/seven.swift',
+    ]);
   });
 
   it("a call's end that fails to record in passing a result its host did not name the agent of leaves no report to be recorded later under the agent's task", async () => {

@@ -823,6 +823,35 @@ describe('a live session', () => {
     });
   });
 
+  it('tells an accept of ingestResult the line and time a result is written with; sent again at that time, it is that line', async () => {
+    const cwd = tempDir('session-');
+    let now = 5000;
+    const session = await open('ingest-accept', { cwd, clock: () => now });
+    right(await session.compileContext({ taskId: '9', taskPrompt: 'Later work', at: 9000 }));
+    const output = result('1', 'Parser');
+    const planned: Array<{ line: number; at: number }> = [];
+    const accept = (seen: { line: number; at: number }) => {
+      planned.push(seen);
+      return Promise.resolve(E.right(true));
+    };
+    // Stamped after the log's last event: the time accept is told is the line's.
+    const first = right(await session.ingestResult({ role: 'implementer', taskId: '1', output }, { accept }));
+    expect(planned).toEqual([{ line: 2, at: 9001 }]);
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Lexer'), at: 9500 }));
+    // Sent again at that time, it is that line, whatever was recorded since; by content alone it is not.
+    now = 9001;
+    const again = right(await session.ingestResult({ role: 'implementer', taskId: '1', output }, { byContent: false }));
+    expect(again).toMatchObject({ line: first.line, duplicate: true });
+    now = 9700;
+    const other = right(await session.ingestResult({ role: 'implementer', taskId: '1', output }, { byContent: false }));
+    expect(other).toMatchObject({ line: 4, duplicate: false });
+    expect(
+      await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'X') }, {
+        accept: 1,
+      } as never),
+    ).toEqual(E.left({ code: 'invalid_input', message: 'accept is a number, not a function' }));
+  });
+
   it('answers a prompt sent again from the log as it is now, once the log it kept a section of was deleted and made again', async () => {
     const cwd = tempDir('session-');
     const a = await open('remade', { cwd });
