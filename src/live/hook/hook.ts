@@ -193,12 +193,21 @@ const answer = async (
   }
   const { at, ...request } = effect.request;
   let sentAt: number | undefined;
+  let unnoted = false;
   const note = async ({ at: planned }: { readonly at: number }) => {
     const noted = await noteSent(effect, planned);
     if (E.isRight(noted)) sentAt = planned;
+    unnoted = E.isLeft(noted);
     return noted;
   };
-  const ingested = await ask(session, at, (live) => live.ingestResult(request, { byContent: false, accept: note }));
+  const sent = await ask(session, at, (live) => live.ingestResult(request, { byContent: false, accept: note }));
+  // The last event that brings the result sends it without the note rather than lose it, at its
+  // own time, not moved: a later send of the same text at that time (its kept stop, once past
+  // its wait, where the hooks file takes records again) is known as that line.
+  const ingested =
+    E.isLeft(sent) && unnoted && effect.final === true
+      ? await ask(session, at, (live) => live.ingestResult({ ...request, at }))
+      : sent;
   return {
     type: 'ingested',
     effect,
@@ -287,7 +296,8 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
     // before the session writes it: should its mark not reach this file after the line reached
     // the log (a disk full between the two), the agent's next stop sends it again with that
     // time, which the session knows as that line, rather than record it twice, whatever was
-    // recorded since. A file that cannot take the note gets no result sent.
+    // recorded since. A file that cannot take the note gets no result sent, but at the last event
+    // that brings it (`answer`).
     const noteSent: NoteSent = async (effect, sentAt) => {
       const safe = stillLocked();
       return E.isLeft(safe) ? safe : appendToLog(file, formatHookRecords([missedRecord(effect, true, now, sentAt)]));

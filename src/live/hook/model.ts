@@ -61,6 +61,11 @@ export interface IngestEffect {
   readonly marks: ReadonlyArray<ResultRecord>;
   /** The digest of the result's text, kept when the session does not record it (`MissRecord`). */
   readonly digest: string;
+  /**
+   * True where no later event brings the result again (the end of a Claude Code call): sent even
+   * where the hooks file cannot take its note, rather than lost.
+   */
+  readonly final?: true;
 }
 
 /** What the shell does for a transition, in order. */

@@ -120,6 +120,8 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   }
   const report = agentId === undefined ? undefined : state.reports[agentId];
   const launched = response.status === 'async_launched';
+  // A spawn that returns at once (Codex) is not the end of its subagent: only Claude Code's call is.
+  const final = !launched && record.join === 'tool';
   const text = report?.text ?? (launched ? undefined : response.text);
   if (!dispatch.resulted && holdsResult(text))
     recordResult(
@@ -132,6 +134,7 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
         key: record.key,
         ...(agentId === undefined ? {} : { agentId }),
         what: agentName(agentId, record.agentType),
+        final,
       },
       // The same answer kept from a stop whose agent the call did not name (older versions) is this one.
       agentId === undefined
@@ -140,8 +143,6 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
             .map((kept) => ({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now }) as const)
         : [],
     );
-  // A spawn that returns at once (Codex) is not the end of its subagent: only Claude Code's call is.
-  const final = !launched && record.join === 'tool';
   if (final && !dispatch.resulted && !dispatch.final && text !== undefined && !holdsResult(text))
     tellUnmarked(turn, dispatch, agentName(agentId, record.agentType ?? event.agentType));
   records.push({ type: 'end', key: record.key, final, at: turn.now });

@@ -52,6 +52,8 @@ export interface ResultToRecord {
   readonly agentId?: string;
   /** Who the result is from, for messages. */
   readonly what: string;
+  /** True where no later event brings it again (`IngestEffect`). */
+  readonly final?: boolean;
 }
 
 /**
@@ -86,6 +88,7 @@ export const recordResult = (turn: Turn, result: ResultToRecord, alsoMarks: Read
       what,
       marks: [mark, ...alsoMarks],
       digest,
+      ...(result.final === true ? { final: true } : {}),
     });
     return;
   }

@@ -7,7 +7,16 @@
  * cases run the same built code in this process (`routed`, `hookHere`) or the hook itself.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as E from 'fp-ts/lib/Either.js';
@@ -18,7 +27,7 @@ import { replayHistory } from '../../../src/index.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
 import { MAIN, runCliHere, runCliUnder } from '../../cli/runCli.js';
 import { tempDir } from '../../tempDirs.js';
-import { binary, type HookAnswer, inProcess, routed } from './host.js';
+import { binary, type Call, claudeCode, type HookAnswer, implementerAnswer, inProcess, routed } from './host.js';
 
 type Payload = Record<string, unknown>;
 
@@ -785,6 +794,53 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
         .split('\n')
         .filter((line) => line.includes('"type":"dispatch"') && line.includes(`"taskId":"${n + 1}"`));
       expect(results).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(process.platform === 'win32')(
+    "a Claude Code call's end whose hooks file cannot take the result's note still records the result, once",
+    async () => {
+      const cwd = tempDir('hook-');
+      let now = Date.parse('2026-03-02T10:00:00Z');
+      const sessionId = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
+      const host = claudeCode({
+        send: inProcess({ cwd, projectDir: cwd, clock: () => (now += 1000) }),
+        sessionId,
+        cwd,
+      });
+      const log = logOf(cwd, sessionId);
+      const call = (n: number, file: string): Call => ({
+        toolUseId: `toolu_${n}`,
+        agentId: `a${n}`,
+        agentType: 'implementer',
+        prompt: `Task ID: ${n}\nChange ${file}.`,
+        answer: implementerAnswer(String(n), file),
+      });
+      const first = call(1, 'src/one.ts');
+      await host.pre(first);
+      await host.start(first);
+      await host.stop(first);
+      // A call the user denies lands its prompt after the stop: a result stamped after that prompt
+      // would be a line the stop's time does not find.
+      await host.pre(call(2, 'src/two.ts'));
+      // A hooks file with another name is never written (as one on a full disk): its call's end is
+      // the last event that brings the result.
+      linkSync(`${log}.hooks`, join(cwd, 'other-name'));
+      await host.finished(first);
+      expect(host.notices).toEqual([
+        expect.stringMatching(/^fact-tracker: io: session \S+: cannot append to .*\.jsonl\.hooks: it is a hard link/u),
+      ]);
+      const resultsOf = (taskId: string) => replayOf(log).facts.filter((fact) => fact.sourceTaskId === taskId);
+      expect(resultsOf('1').map((fact) => fact.subject)).toContain('src/one.ts');
+      // The file takes records again; the stop it kept for the call is past its wait at the next event.
+      unlinkSync(join(cwd, 'other-name'));
+      now += 11 * 60_000;
+      await host.foreground(call(3, 'src/three.ts'));
+      const dispatches = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"type":"dispatch"'))
+        .map((line) => (JSON.parse(line) as { taskId: string }).taskId);
+      expect(dispatches).toEqual(['1', '3']);
     },
   );
 
