@@ -59,7 +59,8 @@ export const decideEvent = (
   settings: HookSettings,
 ): HookDecision => {
   const turn: Turn = { state, now, settings, records: [], effects: [] };
-  settleExpiredReports(turn);
+  // A call's end that names an agent, however late, records that agent's report under its task.
+  settleExpiredReports(turn, event.event === 'PostToolUse' ? event.response.agentId : undefined);
   const output = decide(event, turn);
   return { records: turn.records, effects: turn.effects, ...(output === undefined ? {} : { output }) };
 };

@@ -5,6 +5,7 @@ import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { nameId } from '../session/id.js';
 import { agentTaskId, selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
+import type { ResultRecord } from './records.js';
 import type { DispatchState, Missed } from './state.js';
 import {
   isAgentSettled,
@@ -31,10 +32,15 @@ const tellUnmarked = (turn: Turn, dispatch: DispatchState, what: string): void =
   turn.records.push({ type: 'unmarked', key: dispatch.record.key, at: turn.now });
 };
 
-/** Reports whose call never named their agent in time: recorded under the task their agent took, else the agent's id (`agentTaskId`). */
-export const settleExpiredReports = (turn: Turn): void => {
+/**
+ * Reports whose call never named their agent in time: recorded under the task their agent took,
+ * else the agent's id (`agentTaskId`). The report of the agent `named`, which the event's own call
+ * names however late, is left to that call's end, which records it under the call's task.
+ */
+export const settleExpiredReports = (turn: Turn, named?: string): void => {
   const { timeoutMs } = turn.settings;
   for (const report of selectExpiredReports(turn.state, turn.now, timeoutMs)) {
+    if (report.agentId === named) continue;
     const link = selectDispatchOfAgent(turn.state, report.agentId);
     const dispatch = O.isSome(link) && !link.value.dispatch.resulted ? link.value.dispatch : undefined;
     const taskId = dispatch?.record.taskId ?? agentTaskId(report.agentId);
@@ -59,22 +65,46 @@ export const settleExpiredReports = (turn: Turn): void => {
 
 const sameText = (a: string, b: string): boolean => collapseWhitespace(a) === collapseWhitespace(b);
 
-/** A call whose dispatch was never seen (hooks added mid-session): its answer still counts. */
+/**
+ * The reports kept of `text` from stops whose agent the call did not name (older versions): they
+ * are this call's answer, marked recorded with it under `taskId`.
+ */
+const keptReportsOf = (turn: Turn, text: string, taskId: string): ReadonlyArray<ResultRecord> =>
+  Object.values(turn.state.reports)
+    .filter((kept) => sameText(kept.text, text))
+    .map((kept) => ({ type: 'result', agentId: kept.agentId, taskId, at: turn.now }));
+
+/**
+ * A call whose dispatch was never seen (hooks added mid-session, or a dispatch the hooks file
+ * could not take): its answer still counts, once. Its agent's report, kept while other calls
+ * waited, is recorded under the call's task; an agent whose result is in already (its stop, or
+ * that stop's expiry, recorded it under its agent id) records nothing more: that line stands, as
+ * the log is only ever appended to.
+ */
 const onUnknownCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   const { response } = event;
   const key = event.toolUseId;
+  const { agentId } = response;
   if (key !== undefined && turn.state.settledKeys[key] === true) return;
-  if (response.status === 'async_launched' || !holdsResult(response.text)) return;
+  if (isAgentSettled(turn.state, agentId)) return;
+  const report = agentId === undefined ? undefined : turn.state.reports[agentId];
+  const text = report?.text ?? (response.status === 'async_launched' ? undefined : response.text);
+  if (!holdsResult(text)) return;
   const task = selectTaskId({ prompt: event.prompt ?? '', ...(key === undefined ? {} : { toolUseId: key }) });
-  recordResult(turn, {
-    taskId: O.isSome(task) ? task.value.taskId : agentTaskId(response.agentId),
-    text: response.text,
-    agentType: event.agentType,
-    at: turn.now,
-    ...(key === undefined ? {} : { key }),
-    ...(response.agentId === undefined ? {} : { agentId: response.agentId }),
-    what: agentName(response.agentId, event.agentType),
-  });
+  const taskId = O.isSome(task) ? task.value.taskId : agentTaskId(agentId);
+  recordResult(
+    turn,
+    {
+      taskId,
+      text,
+      agentType: event.agentType,
+      at: report?.at ?? turn.now,
+      ...(key === undefined ? {} : { key }),
+      ...(agentId === undefined ? {} : { agentId }),
+      what: agentName(agentId, event.agentType),
+    },
+    agentId === undefined ? keptReportsOf(turn, text, taskId) : [],
+  );
 };
 
 /** `PostToolUse` of a subagent tool: the call's answer, or the agent it launched. */
@@ -136,12 +166,7 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
         what: agentName(agentId, record.agentType),
         final,
       },
-      // The same answer kept from a stop whose agent the call did not name (older versions) is this one.
-      agentId === undefined
-        ? Object.values(state.reports)
-            .filter((kept) => sameText(kept.text, text))
-            .map((kept) => ({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now }) as const)
-        : [],
+      agentId === undefined ? keptReportsOf(turn, text, record.taskId) : [],
     );
   if (final && !dispatch.resulted && !dispatch.final && text !== undefined && !holdsResult(text))
     tellUnmarked(turn, dispatch, agentName(agentId, record.agentType ?? event.agentType));

@@ -18,7 +18,8 @@
  * - `SubagentStop` records the last message of a subagent whose task is known; a repeated stop
  *   of an agent already recorded is a no-op, while a later stop of one whose result the session
  *   did not record is recorded (a Codex subagent stops after every turn).
- * Every event first records the reports whose call never named their agent in time (expiry).
+ * Every event first records the reports whose call never named their agent in time (expiry),
+ * but for the agent a call's end names: that end records its report under the call's task.
  * See state.ts and select.ts for the rules, and docs/hooks.md for which host gets which path.
  */
 import * as E from 'fp-ts/lib/Either.js';

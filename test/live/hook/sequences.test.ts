@@ -617,6 +617,73 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
   });
 });
 
+describe('a Claude Code call the hooks file knows nothing of (its PreToolUse never seen)', { timeout: 120_000 }, () => {
+  /**
+   * The events around the call: `stop` its subagent's stop, `end` its `PostToolUse`, `wait` the
+   * `PreToolUse` of another call whose subagent is still to start (a stop is then kept for its
+   * call to name it), `late` 11 minutes passing (past that wait), `expire` those and another call,
+   * `bare` its `PostToolUse` naming no agent (the older `Task` tool).
+   */
+  type Step = 'stop' | 'end' | 'wait' | 'late' | 'expire' | 'bare';
+  // The answer is recorded once: under the call's task where its end names it first, else under
+  // the agent id its stop (or the stop's expiry) recorded it under before the end came.
+  const orderings: ReadonlyArray<readonly [ReadonlyArray<Step>, string]> = [
+    [['stop', 'end'], 'aunseen'],
+    [['end', 'stop'], '9'],
+    [['wait', 'stop', 'end'], '9'],
+    [['wait', 'end', 'stop'], '9'],
+    [['wait', 'stop', 'expire', 'end'], 'aunseen'],
+    [['wait', 'stop', 'late', 'end'], '9'],
+    [['wait', 'stop', 'end', 'expire'], '9'],
+    [['end', 'expire', 'stop'], '9'],
+    [['stop', 'expire', 'end'], 'aunseen'],
+    [['wait', 'stop', 'bare', 'expire'], '9'],
+  ];
+
+  it.each(orderings)('%j records its answer once, under task %s', async (steps, taskId) => {
+    const dir = tempDir('sequence-');
+    let now = Date.parse('2026-03-02T10:00:00Z');
+    const hook = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+    const unseen = { ...workCall(9, 0, 'zulu/unseen.txt'), agentId: 'aunseen' };
+    // The hooks were added after this call was made: its PreToolUse never reached them.
+    const send: Send = (payload) =>
+      payload['hook_event_name'] === 'PreToolUse' && payload['tool_use_id'] === unseen.toolUseId
+        ? Promise.resolve({ output: undefined, stderr: '' })
+        : hook(payload);
+    const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
+    await seed(host, 1);
+    await host.pre(unseen);
+    let others = 0;
+    const step: Readonly<Record<Step, () => Promise<unknown>>> = {
+      stop: () => host.stop(unseen),
+      end: () => host.finished(unseen),
+      bare: () =>
+        send({
+          session_id: SESSION,
+          cwd: dir,
+          hook_event_name: 'PostToolUse',
+          tool_name: 'Task',
+          tool_input: { description: 'Task 9', prompt: unseen.prompt, subagent_type: unseen.agentType },
+          tool_use_id: unseen.toolUseId,
+          tool_response: { status: 'completed', content: [{ type: 'text', text: unseen.answer }] },
+        }),
+      wait: () => host.pre(workCall(20 + (others += 1), 0, 'yankee/other.txt')),
+      late: async () => (now += 11 * 60_000),
+      expire: async () => {
+        now += 11 * 60_000;
+        await step.wait();
+      },
+    };
+    for (const name of steps) await step[name]();
+    const lines = readFileSync(logOf(dir), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"type":"dispatch"') && line.includes('zulu/unseen.txt'))
+      .map((line) => (JSON.parse(line) as { taskId: string }).taskId);
+    expect(lines).toEqual([taskId]);
+    expect(replayOf(dir).errors).toEqual([]);
+  });
+});
+
 describe('hook processes whose clocks disagree', { timeout: 120_000 }, () => {
   it("a later result recorded by a hook whose clock is an hour behind supersedes the earlier one's facts", async () => {
     const dir = tempDir('sequence-');
