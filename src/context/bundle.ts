@@ -22,6 +22,7 @@ import type { BundleInput, BundleOptions, ContextBundle } from './bundleModel.js
 import { implementationDrafts, planningDrafts } from './bundleSections.js';
 import { unverifiedStatus } from './checkpoint.js';
 import type { ContextKind, SharedContext } from './model.js';
+import { pinnedSectionLength } from './pinned.js';
 import { clipEndRedacted } from './secrets.js';
 
 /** The first line of every bundle. */
@@ -52,6 +53,18 @@ const budgetFor = (kind: ContextKind, budget: BundleOptions['budget']): BundleBu
     Math.max(standard.total.min, Math.floor(Number.isFinite(budget) ? budget : standard.total.max)),
   );
   return { ...standard, total: { min: standard.total.min, max } };
+};
+
+/**
+ * `budget` with room for every pinned rule whole: rules an older release pinned fit the pinned
+ * range as it counted them, without the marks every bundle shows (see
+ * `pinnedSectionLengthAsPinned`), and can pass its maximum by their marks.
+ */
+const withPinnedRoom = (budget: BundleBudget, pinned: number): BundleBudget => {
+  const range = budget.sections.pinned;
+  return range === undefined || range.max >= pinned
+    ? budget
+    : { ...budget, sections: { ...budget.sections, pinned: { ...range, max: pinned } } };
 };
 
 /** Renders the bundle's first line: the kind and the key, each part clipped. */
@@ -89,7 +102,9 @@ export const buildContextBundle = (given: BundleInput | SharedContext, options: 
       : implementationDrafts(input, lastErrors);
   const drafts = [...working, retrievedDraft(retrieved, threshold)];
   const header = bundleHeader(kind, input);
-  const budget = budgetFor(kind, options.budget);
+  const asked = budgetFor(kind, options.budget);
+  const roomy = withPinnedRoom(asked, pinnedSectionLength(context.pinnedRules, context.pinnedBy));
+  const budget = budgetProblem(header, drafts, roomy, ORDERS[kind]) === undefined ? roomy : asked;
   const problem = budgetProblem(header, drafts, budget, ORDERS[kind]);
   if (problem !== undefined) throw new RangeError(`buildContextBundle: ${problem}`);
   const texts = fitSections(header, drafts, budget, ORDERS[kind]);

@@ -25,7 +25,7 @@ import {
 } from './model.js';
 import { failureIdentity, selectDroppedEntries } from './dropped.js';
 import { isUnchanged, withoutDeletions } from './mergeBase.js';
-import { PINNED_SECTION_MAX, pinnedRulesProblem, pinnedSectionLength } from './pinned.js';
+import { PINNED_SECTION_MAX, pinnedRulesProblem, pinnedSectionLength, pinnedSectionLengthAsPinned } from './pinned.js';
 
 const NEVER = Number.NEGATIVE_INFINITY;
 
@@ -119,7 +119,7 @@ const mergeRules = (
   const added = older.pinnedRules.filter((rule) => !rules.includes(rule));
   const dropped: DroppedEntry[] = [];
   for (const rule of added) {
-    if (!capped || pinnedRulesProblem([...rules, rule], by) === undefined) rules.push(rule);
+    if (!capped || pinnedRulesProblem([...rules, rule], by, 'asPinned') === undefined) rules.push(rule);
     else dropped.push({ key: newer.key, what: 'rule', text: rule, cap: PINNED_SECTION_MAX });
   }
   const kept = Object.fromEntries(Object.entries(by).filter(([rule]) => rules.includes(rule)));
@@ -219,9 +219,9 @@ export const selectCapOverrun = (context: SharedContext): string | undefined => 
   for (const [held, cap, what] of counted)
     if (held > cap)
       return `${number(held)} ${what}, over the ${number(cap)} a context holds: prune ${number(held - cap)}`;
-  const rules = pinnedSectionLength(context.pinnedRules, context.pinnedBy);
+  const rules = pinnedSectionLengthAsPinned(context.pinnedRules, context.pinnedBy);
   return rules > PINNED_SECTION_MAX
-    ? `pinned rules of ${number(rules)} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten rules by ${number(rules - PINNED_SECTION_MAX)} characters`
+    ? `pinned rules of ${number(pinnedSectionLength(context.pinnedRules, context.pinnedBy))} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten rules by ${number(rules - PINNED_SECTION_MAX)} characters`
     : undefined;
 };
 

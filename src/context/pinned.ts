@@ -37,37 +37,71 @@ const pinnerOf = (by: Readonly<Record<string, string>> | undefined, rule: string
 export const pinnedMark = (by: string | undefined): string => `[pinned by ${pinnerName(by)}] `;
 
 /**
+ * The tool's rules (also one a hand edit removed), then the users' rules, each with its mark, or
+ * (`recorded`) with it only where who pinned it is recorded.
+ */
+const markedRuleTexts = (
+  rules: ReadonlyArray<string>,
+  by: Readonly<Record<string, string>>,
+  marks: 'every' | 'recorded',
+): ReadonlyArray<string> => [
+  ...DEFAULT_PINNED_RULES,
+  ...rules
+    .filter((rule) => !isToolRule(rule))
+    .map((rule) =>
+      marks === 'recorded' && pinnerOf(by, rule) === undefined
+        ? collapseWhitespace(rule)
+        : `${pinnedMark(pinnerOf(by, rule))}${collapseWhitespace(rule)}`,
+    ),
+];
+
+/**
  * The rules a bundle shows, in order: every rule of the tool's (also one a hand edit removed),
  * then the users' rules, each with its mark.
  */
 export const pinnedRuleTexts = (
   rules: ReadonlyArray<string>,
   by: Readonly<Record<string, string>> = {},
-): ReadonlyArray<string> => [
-  ...DEFAULT_PINNED_RULES,
-  ...rules
-    .filter((rule) => !isToolRule(rule))
-    .map((rule) => `${pinnedMark(pinnerOf(by, rule))}${collapseWhitespace(rule)}`),
-];
+): ReadonlyArray<string> => markedRuleTexts(rules, by, 'every');
 
 /** One rule as a bundle line. */
 export const pinnedLine = (rule: string): string => `- ${collapseWhitespace(rule)}`;
 
+const sectionLength = (texts: ReadonlyArray<string>): number =>
+  [PINNED_HEADER, ...texts.map(pinnedLine)].join('\n').length;
+
 /** The length of the pinned section of `rules`, as every bundle renders it. */
 export const pinnedSectionLength = (rules: ReadonlyArray<string>, by: Readonly<Record<string, string>> = {}): number =>
-  [PINNED_HEADER, ...pinnedRuleTexts(rules, by).map(pinnedLine)].join('\n').length;
+  sectionLength(pinnedRuleTexts(rules, by));
 
-/** Why `rules` cannot be pinned together, or undefined when they fit. */
+/**
+ * The length of the pinned section as the releases that pinned `rules` counted it: a rule whose
+ * pinner is recorded with its mark, as this version pins it; one without (pinned by a release
+ * before marks, which recorded no pinner and counted none, or whose pinner such a release
+ * dropped when it rewrote the file) without its mark. A bundle still shows every mark.
+ */
+export const pinnedSectionLengthAsPinned = (
+  rules: ReadonlyArray<string>,
+  by: Readonly<Record<string, string>> = {},
+): number => sectionLength(markedRuleTexts(rules, by, 'recorded'));
+
+/**
+ * Why `rules` cannot be pinned together, or undefined when they fit: counted as every bundle
+ * renders them (`rendered`, for rules pinned now), or as the releases that pinned them counted
+ * them (`asPinned`, for rules already stored: see `pinnedSectionLengthAsPinned`).
+ */
 export const pinnedRulesProblem = (
   rules: ReadonlyArray<string>,
   by: Readonly<Record<string, string>> = {},
+  counted: 'rendered' | 'asPinned' = 'rendered',
 ): string | undefined => {
   checkedList(rules, 'rules', 'rules');
   // Who pinned what, when none (null), reads as nobody said.
-  const length = pinnedSectionLength(rules, typeof by === 'object' && by !== null ? by : {});
+  const pinners = typeof by === 'object' && by !== null ? by : {};
+  const length = (counted === 'asPinned' ? pinnedSectionLengthAsPinned : pinnedSectionLength)(rules, pinners);
   return length <= PINNED_SECTION_MAX
     ? undefined
-    : `pinned rules would take ${number(length)} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten a rule`;
+    : `pinned rules would take ${number(pinnedSectionLength(rules, pinners))} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten a rule`;
 };
 
 /** The rules as people read them in full (`show`, the dashboard): the tool's, then each user's with `(pinned by Name <email>)`. */

@@ -181,6 +181,7 @@ const validateRules = (
   const pinners = Object.entries(context.pinnedBy ?? {}).filter(([rule]) => rules.includes(rule));
   const pinner = noSecret('who pins the rules', collapseWhitespace(outcome.pinnedBy ?? '') || UNKNOWN_PINNER);
   if (E.isLeft(pinner)) return pinner;
+  const kept = rules.length;
   for (const rule of added.right)
     if (!rules.includes(rule)) {
       rules.push(rule);
@@ -188,7 +189,8 @@ const validateRules = (
     }
   // Entries, not assignments: a rule named `__proto__` is an entry like any other.
   const by: Record<string, string> = Object.fromEntries(pinners);
-  const problem = pinnedRulesProblem(rules, by);
+  // A rule pinned now must fit with every mark; the rules kept stay as the releases that pinned them counted them.
+  const problem = pinnedRulesProblem(rules, by, rules.length > kept ? 'rendered' : 'asPinned');
   return problem === undefined ? E.right({ pinnedRules: rules, pinnedBy: by }) : E.left(invalid(problem));
 };
 

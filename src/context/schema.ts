@@ -189,8 +189,8 @@ const ContextFields = {
 };
 
 const ContextSchema = z.looseObject(ContextFields).superRefine((context, issues) => {
-  // The rules must fit the bundle whole, each user's rule with its mark.
-  const problem = pinnedRulesProblem(context.pinned_rules, context.pinned_by);
+  // The rules must fit the bundle whole, each user's rule counted as the release that pinned it counted it.
+  const problem = pinnedRulesProblem(context.pinned_rules, context.pinned_by, 'asPinned');
   if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem, path: ['pinned_rules'] });
 });
 

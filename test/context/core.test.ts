@@ -2,6 +2,7 @@
  * The pure core of the shared context: the evidence ledger, keys, the schema and its
  * migration, run outcomes, checkpoints and the feature flag. No file, clock or process here.
  */
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
@@ -37,8 +38,11 @@ import {
   type SharedContext,
 } from '../../src/context/model.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
+import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
+import { pinnedRuleTexts } from '../../src/context/pinned.js';
 import {
   applyRunOutcome,
+  buildContextBundle,
   emptySharedContext,
   markSummaryStale,
   selectContext,
@@ -365,6 +369,49 @@ describe('context files', () => {
     expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe(
       'corrupt: schema_version is not a version number',
     );
+  });
+
+  it('serve the rules an older release pinned by its count, without marks: every bundle shows them whole', () => {
+    // The file the build of 2a90deb wrote pinning three rules: 350 characters as it counted them,
+    // 407 with the [pinned by a user] marks this version adds to rules whose pinner is not recorded.
+    const fixture = readFileSync(new URL('./fixtures/pinnedBeforeMarks.json', import.meta.url), 'utf8');
+    const decoded = decodeContextFile(JSON.parse(fixture), 'planning');
+    expect(quarantineOf(decoded)).toBe('decoded');
+    const older = contextOf(E.map((file: ContextFile) => file.contexts[0]!)(decoded));
+    const rules = pinnedRuleTexts(older.pinnedRules, older.pinnedBy);
+    expect(rules.slice(3)).toEqual([
+      '[pinned by a user] Run the linter first.',
+      '[pinned by a user] Run npm test before every push, never skip it.',
+      '[pinned by a user] Keep commits small.',
+    ]);
+    for (const kind of ['planning', 'implementation'] as const) {
+      const bundle = buildContextBundle(older, { kind });
+      const lines = bundle.text.split('\n');
+      for (const rule of rules) expect(lines).toContain(`- ${rule}`);
+      expect(bundle.chars).toBeLessThanOrEqual(CONTEXT_BUDGETS[kind].total.max);
+      // With a budget as small as the kind allows, too.
+      const smallest = buildContextBundle(older, { kind, budget: 0 });
+      for (const rule of rules) expect(smallest.text.split('\n')).toContain(`- ${rule}`);
+    }
+    const run = (outcome: Parameters<typeof applyRunOutcome>[1]) => applyRunOutcome(older, outcome, 5_000, GIT);
+    // A write that pins nothing keeps them; a new rule must fit with every mark; unpinning one is taken.
+    expect(E.isRight(run({ status: 'succeeded', decisions: ['Quoted values?'] }))).toBe(true);
+    const pinned = run({ status: 'succeeded', pinRules: ['Use pnpm.'], pinnedBy: 'Ann <a@x>' });
+    expect(E.isLeft(pinned) && pinned.left.message).toMatch(/^pinned rules would take \d+ characters as rendered/u);
+    const unpinned = run({ status: 'succeeded', unpinRules: ['Keep commits small.'] });
+    expect(E.isRight(unpinned) && unpinned.right.pinnedRules.length).toBe(5);
+    // Merged with a newer side that holds one rule fewer (its pinner unpinned it after the ancestor
+    // gained it, say), the older side's rule comes back as it fits as pinned: nothing is dropped.
+    const lastRule = older.pinnedRules.at(-1)!;
+    const newer = {
+      ...older,
+      pinnedRules: older.pinnedRules.filter((rule) => rule !== lastRule),
+      workingSummary: { ...older.workingSummary, updatedAt: (older.workingSummary.updatedAt ?? 0) + 1 },
+    };
+    const merged = mergeContextsReported(newer, older);
+    expect(merged.dropped).toEqual([]);
+    expect(merged.context.pinnedRules).toEqual(older.pinnedRules);
+    expect(selectCapOverrun(older)).toBeUndefined();
   });
 });
 
