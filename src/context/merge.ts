@@ -9,6 +9,7 @@
 import { number } from '../base/count.js';
 import { isBlank } from '../base/text.js';
 import { checkedContext, checkedContextFile } from './arguments.js';
+import { hashSummary } from './checkpoint.js';
 import { compareContextKeys, contextKeyId } from './key.js';
 import {
   type ChecklistItem,
@@ -156,6 +157,20 @@ const unionUnknownFields = (
     ? {}
     : { unknownFields: { ...second.unknownFields, ...first.unknownFields } };
 
+/**
+ * The checkpoint that goes with the newer side's summary: its own, unless it does not verify that
+ * summary and the older side's does. Git joins a context file line by line, so a side rebuilt
+ * from the conflict markers can hold the summary the other side wrote (lines only that side
+ * changed) beside its own checkpoint (lines both changed, as a re-verified one at another HEAD):
+ * taken as it is, a summary verified where it was written would read as edited after its checkpoint.
+ */
+const checkpointOfSummary = (newer: SharedContext, older: SharedContext): SharedContext['checkpoint'] => {
+  const summaryHash = hashSummary(newer.workingSummary.text);
+  return newer.checkpoint?.summaryHash !== summaryHash && older.checkpoint?.summaryHash === summaryHash
+    ? older.checkpoint
+    : newer.checkpoint;
+};
+
 /** One context from two, and what a cap left out of its rules and steps (decisions, claims and failures: see `selectDroppedEntries`). */
 export interface ContextsMerge {
   readonly context: SharedContext;
@@ -165,8 +180,8 @@ export interface ContextsMerge {
 /**
  * One context from both sides of a conflict: decisions, claims, failures, pinned rules and
  * checklist steps are united; the newer side (by its summary's time, then its last run's)
- * gives the summary and its checkpoint, the feature request and the order of the rules and
- * steps; the later last run wins.
+ * gives the summary with a checkpoint that verifies it (see `checkpointOfSummary`), the feature
+ * request and the order of the rules and steps; the later last run wins.
  */
 export const mergeContextsReported = (
   ours: SharedContext,
@@ -185,6 +200,7 @@ export const mergeContextsReported = (
       ? older.lastRun
       : newer.lastRun;
   const { checkpoint: _, lastRun: __, pinnedBy: ___, ...rest } = newer;
+  const checkpoint = checkpointOfSummary(newer, older);
   const capped = caps === 'apply';
   const { dropped: rulesDropped, ...rules } = mergeRules(newer, older, capped);
   const { dropped: stepsDropped, checklist } = mergeChecklist(newer, older, capped);
@@ -192,7 +208,7 @@ export const mergeContextsReported = (
     context: {
       ...rest,
       featureRequest: isBlank(newer.featureRequest) ? older.featureRequest : newer.featureRequest,
-      ...(newer.checkpoint === undefined ? {} : { checkpoint: newer.checkpoint }),
+      ...(checkpoint === undefined ? {} : { checkpoint }),
       ...rules,
       checklist,
       openDecisions: mergeDecisions(keeper.openDecisions, other.openDecisions, capped),

@@ -869,3 +869,32 @@ describe('a merge that keeps every entry (a move)', () => {
     expect(selectCapOverrun(context)).toBeUndefined();
   });
 });
+
+describe('a merge of the two sides of a conflict', () => {
+  it('keeps the summary with a checkpoint that verifies it, when git joined the summary of one side to the checkpoint of the other', () => {
+    const atBob: RepositorySnapshot = { kind: 'git', head: 'b'.repeat(40), trackedFilesHash: 'b'.repeat(32) };
+    const atAlice: RepositorySnapshot = { kind: 'git', head: 'c'.repeat(40), trackedFilesHash: 'c'.repeat(32) };
+    // Bob records a decision, re-verifying the summary the ancestor held at his HEAD; Alice records a
+    // new summary at hers. Only Alice changed the summary's lines, so git takes them outside the
+    // markers into both sides, and the side rebuilt as Bob's holds Alice's summary with his checkpoint.
+    const bob = contextOf(
+      applyRunOutcome(verified, { status: 'succeeded', decisions: ['Quoted values?'] }, 3_000, atBob),
+    );
+    const alice = contextOf(
+      applyRunOutcome(verified, { status: 'succeeded', summary: 'Parser done.' }, 2_000, atAlice),
+    );
+    const joined = { ...bob, workingSummary: alice.workingSummary };
+    for (const [ours, theirs] of [
+      [joined, alice],
+      [alice, joined],
+    ] as const) {
+      const { context } = mergeContextsReported(ours, theirs);
+      expect(context.workingSummary.text).toBe('Parser done.');
+      expect(context.checkpoint).toEqual(alice.checkpoint);
+      expect(checkpointMismatch(context, atAlice)).toEqual([]);
+    }
+    // A newer side whose own checkpoint verifies its summary keeps it, though the other's verifies it too.
+    const later = contextOf(applyRunOutcome(alice, { status: 'succeeded', decisions: ['Errors?'] }, 4_000, atBob));
+    expect(mergeContextsReported(alice, later).context.checkpoint).toEqual(later.checkpoint);
+  });
+});
