@@ -32,20 +32,20 @@ import { needsNoFiles } from './decide.js';
 import { writeHooksFile } from './file.js';
 import {
   type ActiveHookEvent,
+  type CompileEffect,
   DEFAULT_PENDING_TIMEOUT_MS,
   DEFAULT_REVIEWER_PATTERN,
   type HookEffect,
   type HookInput,
   type HookSettings,
   type HookStep,
-  type IngestEffect,
   type SayEffect,
   type SessionAnswer,
 } from './model.js';
 import { parseHookEvent } from './payload.js';
-import { formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
-import { foldHookRecords, type HookState } from './state.js';
-import { hookTransition, missedRecord } from './transition.js';
+import { type DispatchRecord, formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
+import { applyHookRecords, foldHookRecords, type HookState } from './state.js';
+import { dispatchRecordOf, hookTransition, missedRecord, withdrawnRecord } from './transition.js';
 
 /** Appended to a log's name for the file the hook events of its session share. */
 export const HOOKS_EXTENSION = '.hooks';
@@ -168,39 +168,78 @@ const ask = async <A>(
   return E.isLeft(answered) ? E.left({ step: 'call', failure: answered.left }) : E.right(answered.right);
 };
 
-/** Notes a result as sent, with the time its line is about to be written with (see runLocked). */
-type NoteSent = (effect: IngestEffect, sentAt: number) => Promise<E.Either<SessionError, unknown>>;
+/**
+ * Appends records to the hooks file before the session writes the line they are about, so that
+ * a file that cannot take them refuses the line (see runLocked).
+ */
+type Note = (records: ReadonlyArray<HookRecord>) => Promise<E.Either<SessionError, unknown>>;
+
+/** The transition's next input, and the records appended on the way (`Note`) that the state holds too. */
+interface Answered {
+  readonly input: HookInput;
+  readonly noted: ReadonlyArray<HookRecord>;
+}
+
+/**
+ * Records a prompt, the record of its call appended to the hooks file first, with the line and
+ * section as planned: a file that cannot take it refuses the prompt, so the log never holds a
+ * section its subagent was not given. A plan made anew (another writer appended first) withdraws
+ * the record of the plan before; the transition withdraws one whose line was not written.
+ */
+const compile = async (effect: CompileEffect, session: SessionSource, note: Note, now: number): Promise<Answered> => {
+  const { at, ...request } = effect.request;
+  const written: HookRecord[] = [];
+  let noted: DispatchRecord | undefined;
+  let unnoted = false;
+  const accept = async (section: { readonly line: number; readonly sessionContext: string }) => {
+    const record = dispatchRecordOf(effect, section);
+    const records = noted === undefined ? [record] : [withdrawnRecord(noted, now), record];
+    const appended = await note(records);
+    unnoted = E.isLeft(appended);
+    if (E.isRight(appended)) {
+      written.push(...records);
+      noted = record;
+    }
+    return appended;
+  };
+  const compiled = await ask(session, at, (live) => live.compileContext(request, { accept }));
+  return {
+    input: {
+      type: 'compiled',
+      effect,
+      answer:
+        E.isLeft(compiled) && unnoted
+          ? E.left({ step: 'note', failure: compiled.left.failure })
+          : E.map(({ line, sessionContext }: { line: number; sessionContext: string }) => ({ line, sessionContext }))(
+              compiled,
+            ),
+      ...(noted === undefined ? {} : { noted }),
+    },
+    noted: written,
+  };
+};
 
 /** Runs a session effect and gives its answer back as the transition's next input. */
 const answer = async (
   effect: Exclude<HookEffect, SayEffect>,
   session: SessionSource,
-  noteSent: NoteSent,
-): Promise<HookInput> => {
+  note: Note,
+  now: number,
+): Promise<Answered> => {
+  if (effect.type === 'compile') return compile(effect, session, note, now);
   // The request's time is the session's clock (`SessionSource`): a result sent again with the
   // time its line was about to be written with is known by that line, and by nothing else, so
   // another dispatch's result of the same text is recorded too.
-  if (effect.type === 'compile') {
-    const { at, ...request } = effect.request;
-    const compiled = await ask(session, at, (live) => live.compileContext(request));
-    return {
-      type: 'compiled',
-      effect,
-      answer: E.map(({ line, sessionContext }: { line: number; sessionContext: string }) => ({ line, sessionContext }))(
-        compiled,
-      ),
-    };
-  }
   const { at, ...request } = effect.request;
   let sentAt: number | undefined;
   let unnoted = false;
-  const note = async ({ at: planned }: { readonly at: number }) => {
-    const noted = await noteSent(effect, planned);
+  const noteSent = async ({ at: planned }: { readonly at: number }) => {
+    const noted = await note([missedRecord(effect, true, now, planned)]);
     if (E.isRight(noted)) sentAt = planned;
     unnoted = E.isLeft(noted);
     return noted;
   };
-  const sent = await ask(session, at, (live) => live.ingestResult(request, { byContent: false, accept: note }));
+  const sent = await ask(session, at, (live) => live.ingestResult(request, { byContent: false, accept: noteSent }));
   // The last event that brings the result sends it without the note rather than lose it, at its
   // own time, not moved: a later send of the same text at that time (its kept stop, once past
   // its wait, where the hooks file takes records again) is known as that line.
@@ -209,10 +248,13 @@ const answer = async (
       ? await ask(session, at, (live) => live.ingestResult({ ...request, at }))
       : sent;
   return {
-    type: 'ingested',
-    effect,
-    answer: E.map(({ warnings }: { warnings: ReadonlyArray<string> }) => ({ warnings }))(ingested),
-    ...(sentAt === undefined ? {} : { sentAt }),
+    input: {
+      type: 'ingested',
+      effect,
+      answer: E.map(({ warnings }: { warnings: ReadonlyArray<string> }) => ({ warnings }))(ingested),
+      ...(sentAt === undefined ? {} : { sentAt }),
+    },
+    noted: [],
   };
 };
 
@@ -234,7 +276,7 @@ const runTurn = async (
   now: number,
   settings: HookSettings,
   session: SessionSource,
-  noteSent: NoteSent,
+  note: Note,
 ): Promise<Turn> => {
   const records: HookRecord[] = [];
   const said: SayEffect[] = [];
@@ -246,7 +288,11 @@ const runTurn = async (
     output = step.output ?? output;
     for (const effect of step.effects)
       if (effect.type === 'say') said.push(effect);
-      else await take(hookTransition(state, await answer(effect, session, noteSent), now, settings));
+      else {
+        const answered = await answer(effect, session, note, now);
+        state = applyHookRecords(state, answered.noted);
+        await take(hookTransition(state, answered.input, now, settings));
+      }
   };
   await take(hookTransition(read, { type: 'event', event }, now, settings));
   return { state, records, said, ...(output === undefined ? {} : { output }) };
@@ -297,10 +343,13 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
     // the log (a disk full between the two), the agent's next stop sends it again with that
     // time, which the session knows as that line, rather than record it twice, whatever was
     // recorded since. A file that cannot take the note gets no result sent, but at the last event
-    // that brings it (`answer`).
-    const noteSent: NoteSent = async (effect, sentAt) => {
+    // that brings it (`answer`). A prompt's call is recorded here before its line too (`compile`).
+    let noted = false;
+    const note: Note = async (records) => {
       const safe = stillLocked();
-      return E.isLeft(safe) ? safe : appendToLog(file, formatHookRecords([missedRecord(effect, true, now, sentAt)]));
+      const appended = E.isLeft(safe) ? safe : await appendToLog(file, formatHookRecords(records));
+      noted ||= E.isRight(appended);
+      return appended;
     };
     const turn = await runTurn(
       foldHookRecords(parseHookRecords(read.right.text)),
@@ -308,13 +357,13 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
       now,
       settingsOf(options),
       session,
-      noteSent,
+      note,
     );
     for (const { failure: said, notice } of turn.said) {
       messages.push(line(said));
       if (notice) notices.push(line(said));
     }
-    if (turn.records.length === 0) return E.right({ output: turn.output, written: false });
+    if (turn.records.length === 0) return E.right({ output: turn.output, written: noted });
     const safe = stillLocked();
     if (E.isLeft(safe)) return safe;
     const appended = await appendToLog(file, formatHookRecords(turn.records));

@@ -71,9 +71,13 @@ export interface IngestEffect {
 /** What the shell does for a transition, in order. */
 export type HookEffect = SayEffect | CompileEffect | IngestEffect;
 
-/** Why the session did not answer: it could not be opened (`open`), or the call failed (`call`). */
+/**
+ * Why the session did not answer: it could not be opened (`open`), the call failed (`call`), or
+ * the hooks file could not take the hook's record of the call, which the session was to write
+ * after it (`note`).
+ */
 export interface SessionFailure {
-  readonly step: 'open' | 'call';
+  readonly step: 'open' | 'call' | 'note';
   readonly failure: Failure;
 }
 
@@ -90,6 +94,11 @@ export type HookInput =
       readonly type: 'compiled';
       readonly effect: CompileEffect;
       readonly answer: SessionAnswer<{ readonly line: number; readonly sessionContext: string }>;
+      /**
+       * The dispatch record the shell appended to the hooks file before the session wrote the
+       * prompt's line (`dispatchRecordOf` the section as planned), when it did: it is in the state.
+       */
+      readonly noted?: DispatchRecord;
     }
   | {
       readonly type: 'ingested';

@@ -12,7 +12,9 @@
  * Its result is recorded once, from whichever event first brings it together with its dispatch:
  * the call's own `PostToolUse` (`join: 'tool'`, exact), or the `SubagentStop` of the agent it
  * is known to belong to. It is marked recorded (`result`) only once the session recorded it; a
- * result the session did not record is marked `missed`, and a later one may still be.
+ * result the session did not record is marked `missed`, and a later one may still be. A dispatch
+ * is recorded before its prompt's line is written, so that a file that cannot take it refuses the
+ * prompt; should the session then not record the prompt, the dispatch is `withdrawn`.
  */
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
@@ -35,6 +37,17 @@ export interface DispatchRecord {
   readonly sessionContext: string;
   readonly channel: Channel;
   readonly join: Join;
+  readonly at: number;
+}
+
+/**
+ * The session did not record the prompt of the dispatch `key` on `line` after all (its record was
+ * written first): the hook knows nothing of that call, as of one made before the hooks were added.
+ */
+export interface WithdrawRecord {
+  readonly type: 'withdrawn';
+  readonly key: string;
+  readonly line: number;
   readonly at: number;
 }
 
@@ -120,6 +133,7 @@ export interface UnmarkedRecord {
 /** One line of the hooks file. */
 export type HookRecord =
   | DispatchRecord
+  | WithdrawRecord
   | ClaimRecord
   | LaunchRecord
   | EndRecord
@@ -146,6 +160,7 @@ const HookRecordSchema = z.discriminatedUnion('type', [
     join: z.enum(['tool', 'agent']),
     at: Time,
   }),
+  z.object({ type: z.literal('withdrawn'), key: Text, line: z.number().int(), at: Time }),
   z.object({ type: z.literal('claim'), key: Text, agentId: Optional, at: Time }),
   z.object({ type: z.literal('launch'), key: Text, agentId: Text, at: Time }),
   z.object({ type: z.literal('end'), key: Text, final: z.boolean(), at: Time }),

@@ -112,6 +112,10 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
             unmarked: false,
           });
         break;
+      case 'withdrawn':
+        // Only the record it withdraws: a call's later record of the same key stays.
+        if (byKey.get(record.key)?.record.line === record.line) byKey.delete(record.key);
+        break;
       case 'claim': {
         const dispatch = dispatchOf(record.key);
         if (dispatch === undefined) break;

@@ -37,9 +37,8 @@ import {
   type HookStep,
   type IngestEffect,
   type SayEffect,
-  type SessionAnswer,
 } from './model.js';
-import type { DispatchRecord, MissRecord } from './records.js';
+import type { DispatchRecord, MissRecord, WithdrawRecord } from './records.js';
 import { applyHookRecords, type HookState } from './state.js';
 
 /** A failure of the session, as the user reads it: what it was about, then why. */
@@ -49,33 +48,56 @@ const sessionSaid = (what: string, error: Failure, notice = true): SayEffect => 
   notice,
 });
 
-/** The dispatch record of a prompt the session recorded and the section it computed. */
-const onCompiled = (
+/** The dispatch record of a prompt recorded on `line` with the section `sessionContext`. */
+export const dispatchRecordOf = (
   effect: CompileEffect,
-  answer: SessionAnswer<{ readonly line: number; readonly sessionContext: string }>,
-): HookDecision => {
-  if (E.isLeft(answer)) {
-    const { step, failure: error } = answer.left;
-    const what =
-      step === 'open'
-        ? `session ${nameId(effect.call.sessionId)}`
-        : `the prompt of task ${nameId(effect.request.taskId)}`;
-    return { records: [], effects: [sessionSaid(what, error)] };
-  }
+  { line, sessionContext }: { readonly line: number; readonly sessionContext: string },
+): DispatchRecord => {
   const { key, ...dispatch } = effect.dispatch;
-  const record: DispatchRecord = {
+  return {
     type: 'dispatch',
-    key: key ?? `line:${answer.right.line}`,
+    key: key ?? `line:${line}`,
     taskId: dispatch.taskId,
-    line: answer.right.line,
+    line,
     ...(dispatch.agentType === undefined ? {} : { agentType: dispatch.agentType }),
-    sessionContext: answer.right.sessionContext,
+    sessionContext,
     channel: dispatch.channel,
     join: dispatch.join,
     at: dispatch.at,
   };
+};
+
+/** The record that withdraws `record`, whose prompt the session did not record after all. */
+export const withdrawnRecord = ({ key, line }: DispatchRecord, now: number): WithdrawRecord => ({
+  type: 'withdrawn',
+  key,
+  line,
+  at: now,
+});
+
+/**
+ * The dispatch record of a prompt the session recorded and the section it computed; the record
+ * the shell appended before the prompt's line (`noted`) stays where it is that line's, and is
+ * withdrawn where it is not (the session recorded nothing, or answered another line).
+ */
+const onCompiled = ({ effect, answer, noted }: Extract<HookInput, { type: 'compiled' }>, now: number): HookDecision => {
+  const withdrawn: ReadonlyArray<WithdrawRecord> =
+    noted === undefined ||
+    (E.isRight(answer) && answer.right.line === noted.line && answer.right.sessionContext === noted.sessionContext)
+      ? []
+      : [withdrawnRecord(noted, now)];
+  if (E.isLeft(answer)) {
+    const { step, failure: error } = answer.left;
+    const what =
+      step === 'call'
+        ? `the prompt of task ${nameId(effect.request.taskId)}`
+        : `session ${nameId(effect.call.sessionId)}`;
+    return { records: withdrawn, effects: [sessionSaid(what, error)] };
+  }
+  const record = dispatchRecordOf(effect, answer.right);
   const output = rewriteOutput(effect.call, record);
-  return { records: [record], effects: [], ...(output === undefined ? {} : { output }) };
+  const records = noted !== undefined && withdrawn.length === 0 ? [] : [...withdrawn, record];
+  return { records, effects: [], ...(output === undefined ? {} : { output }) };
 };
 
 /**
@@ -161,7 +183,7 @@ export const hookTransition = (
     input.type === 'event'
       ? decideEvent(state, input.event, now, settings)
       : input.type === 'compiled'
-        ? onCompiled(input.effect, input.answer)
+        ? onCompiled(input, now)
         : onIngested(input, now);
   return {
     state: applyHookRecords(state, decision.records),

@@ -67,14 +67,17 @@ export interface CompileContextInput {
   readonly at?: number;
 }
 
-/** How `compileContext` records: `accept` may refuse the section as planned, before its prompt is written (a Left is the call's answer). */
+/**
+ * How `compileContext` records: `accept` may refuse the section as planned, before its prompt is
+ * written (a Left, or a promise of one, is the call's answer).
+ */
 export interface CompileOptions {
   readonly accept?: (section: {
     /** The line the prompt would be recorded on. */
     readonly line: number;
     readonly sessionContext: string;
     readonly facts: ReadonlyArray<SessionFact>;
-  }) => E.Either<SessionError, unknown>;
+  }) => E.Either<SessionError, unknown> | Promise<E.Either<SessionError, unknown>>;
 }
 
 /**

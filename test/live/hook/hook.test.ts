@@ -24,6 +24,8 @@ import { runHookCommand } from '../../../src/cli/commands/hook.js';
 import type { CliIo } from '../../../src/cli/io.js';
 import { type HookOptions, runHook } from '../../../src/live/hook/hook.js';
 import { replayHistory } from '../../../src/index.js';
+import { parseHookRecords } from '../../../src/live/hook/records.js';
+import { foldHookRecords } from '../../../src/live/hook/state.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
 import { MAIN, runCliHere, runCliUnder } from '../../cli/runCli.js';
 import { tempDir } from '../../tempDirs.js';
@@ -76,6 +78,31 @@ const rawRun = (
 /** `fact-tracker hook` on raw standard input as `rawRun` gives it, through the built router in this process. */
 const hookHere = (input: string, cwd: string, env: Record<string, string> = {}) =>
   runCliHere(['hook'], input, { cwd, env });
+
+/**
+ * A Claude Code session in a new project, the hook run in this process on a clock a second on at
+ * each event; `later` moves that clock on.
+ */
+const claudeCodeSession = () => {
+  const cwd = tempDir('hook-');
+  let now = Date.parse('2026-03-02T10:00:00Z');
+  const sessionId = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
+  const host = claudeCode({
+    send: inProcess({ cwd, projectDir: cwd, clock: () => (now += 1000) }),
+    sessionId,
+    cwd,
+  });
+  return { cwd, host, log: logOf(cwd, sessionId), later: (ms: number) => void (now += ms) };
+};
+
+/** An implementer's call of task `n`, which changes `file`. */
+const implementerCall = (n: number, file: string): Call => ({
+  toolUseId: `toolu_${n}`,
+  agentId: `a${n}`,
+  agentType: 'implementer',
+  prompt: `Task ID: ${n}\nChange ${file}.`,
+  answer: implementerAnswer(String(n), file),
+});
 
 describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, () => {
   it('Claude Code: the section goes in front of the prompt, and PostToolUse records the answer', async () => {
@@ -727,6 +754,10 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       );
       const log = logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f');
       expect(readFileSync(log, 'utf8')).toBe('');
+      // The record of its call, written before the line, is withdrawn: the hook knows nothing of it.
+      const hooks = parseHookRecords(readFileSync(`${log}.hooks`, 'utf8'));
+      expect(hooks.map((record) => record.type)).toEqual(['dispatch', 'withdrawn']);
+      expect(foldHookRecords(hooks).dispatches).toEqual([]);
       expect(await call('short.json', 'toolu_short', 'Task ID: 2\nA short one.')).toMatchObject({
         status: 0,
         stderr: '',
@@ -800,22 +831,8 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
   it.skipIf(process.platform === 'win32')(
     "a Claude Code call's end whose hooks file cannot take the result's note still records the result, once",
     async () => {
-      const cwd = tempDir('hook-');
-      let now = Date.parse('2026-03-02T10:00:00Z');
-      const sessionId = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
-      const host = claudeCode({
-        send: inProcess({ cwd, projectDir: cwd, clock: () => (now += 1000) }),
-        sessionId,
-        cwd,
-      });
-      const log = logOf(cwd, sessionId);
-      const call = (n: number, file: string): Call => ({
-        toolUseId: `toolu_${n}`,
-        agentId: `a${n}`,
-        agentType: 'implementer',
-        prompt: `Task ID: ${n}\nChange ${file}.`,
-        answer: implementerAnswer(String(n), file),
-      });
+      const { cwd, host, log, later } = claudeCodeSession();
+      const call = implementerCall;
       const first = call(1, 'src/one.ts');
       await host.pre(first);
       await host.start(first);
@@ -834,13 +851,43 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       expect(resultsOf('1').map((fact) => fact.subject)).toContain('src/one.ts');
       // The file takes records again; the stop it kept for the call is past its wait at the next event.
       unlinkSync(join(cwd, 'other-name'));
-      now += 11 * 60_000;
+      later(11 * 60_000);
       await host.foreground(call(3, 'src/three.ts'));
       const dispatches = readFileSync(log, 'utf8')
         .split('\n')
         .filter((line) => line.includes('"type":"dispatch"'))
         .map((line) => (JSON.parse(line) as { taskId: string }).taskId);
       expect(dispatches).toEqual(['1', '3']);
+    },
+  );
+
+  it.skipIf(process.platform === 'win32')(
+    'a PreToolUse whose hooks file cannot take the record of its call records no prompt and leaves the call as it is',
+    async () => {
+      const { cwd, host, log } = claudeCodeSession();
+      const call = implementerCall;
+      // A first call leaves a fact, so the next prompt has a section to get.
+      await host.foreground(call(1, 'src/one.ts'));
+      const second = call(2, 'src/two.ts');
+      // A hooks file with another name is never written (as one on a full disk).
+      linkSync(`${log}.hooks`, join(cwd, 'other-name'));
+      await host.pre(second);
+      expect(host.notices).toEqual([
+        expect.stringMatching(/^fact-tracker: io: session \S+: cannot append to .*\.jsonl\.hooks: it is a hard link/u),
+      ]);
+      // What the log says the subagent got is what it got: nothing.
+      expect(host.given.get(second.toolUseId)?.sections).toEqual([]);
+      expect(replayOf(log).prompts.map((prompt) => prompt.taskId)).toEqual(['1']);
+      // The file takes records again: the same call sent again is recorded, with the section it gets.
+      unlinkSync(join(cwd, 'other-name'));
+      await host.pre(second);
+      const sections = host.given.get(second.toolUseId)?.sections ?? [];
+      expect(sections).toEqual([expect.stringContaining('src/one.ts')]);
+      expect(replayOf(log).prompts.map((prompt) => [prompt.taskId, prompt.sessionContext])).toEqual([
+        ['1', ''],
+        ['2', sections[0]],
+      ]);
+      expect(host.notices).toHaveLength(1);
     },
   );
 

@@ -171,4 +171,24 @@ describe('the hooks file state', () => {
     const state = foldHookRecords(parseHookRecords(text));
     expect(state.dispatches.map((entry) => entry.record.sessionContext)).toEqual(['first']);
   });
+
+  it('withdraws the dispatch of a key only where it is the one on the line withdrawn', () => {
+    const dispatch = (line: number): HookRecord => ({
+      type: 'dispatch',
+      key: 'toolu_a',
+      taskId: '1',
+      line,
+      sessionContext: `on ${line}`,
+      channel: 'start',
+      join: 'agent',
+      at: 0,
+    });
+    const withdrawn = (line: number): HookRecord => ({ type: 'withdrawn', key: 'toolu_a', line, at: 1 });
+    const text = [dispatch(1), withdrawn(2), withdrawn(1), dispatch(3), withdrawn(1)]
+      .map((record) => JSON.stringify(record))
+      .join('\n');
+    const state = foldHookRecords(parseHookRecords(text));
+    expect(state.dispatches.map((entry) => entry.record.line)).toEqual([3]);
+    expect(foldHookRecords([dispatch(1), withdrawn(1)]).byKey['toolu_a']).toBeUndefined();
+  });
 });

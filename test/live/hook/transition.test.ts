@@ -17,8 +17,8 @@ import {
 } from '../../../src/live/hook/model.js';
 import type { SubagentDispatch } from '../../../src/live/hook/payload.js';
 import type { HookRecord } from '../../../src/live/hook/records.js';
-import { emptyHookState, foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
-import { hookTransition } from '../../../src/live/hook/transition.js';
+import { applyHookRecords, emptyHookState, foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
+import { dispatchRecordOf, hookTransition } from '../../../src/live/hook/transition.js';
 import { AGENTS, KEYS, optional, record, TYPES, wellFormed } from './arbitraries.js';
 
 const SESSION = 's1';
@@ -289,6 +289,50 @@ describe('the hook transition, by example', () => {
     expect(warned.effects.map((effect) => effect.type === 'say' && [effect.failure.code, effect.notice])).toEqual([
       ['result_warning', true],
       ['result_warning', false],
+    ]);
+  });
+
+  it('a dispatch the shell recorded before its prompt stays where the session wrote that line, else it is withdrawn', () => {
+    const event = dispatchEvent();
+    const asked = onEvent(emptyHookState, event);
+    const [compile] = effectsOf(asked.effects, 'compile');
+    const noted = dispatchRecordOf(compile!, { line: 4, sessionContext: SECTION });
+    const state = applyHookRecords(asked.state, [noted]);
+    const compiled = (answer: Extract<HookInput, { type: 'compiled' }>['answer'], withNote = true) =>
+      step(withNote ? state : asked.state, {
+        type: 'compiled',
+        effect: compile!,
+        answer,
+        ...(withNote ? { noted } : {}),
+      });
+    // Written on that line: the record is in the file already, and the prompt is rewritten.
+    const kept = compiled(E.right({ line: 4, sessionContext: SECTION }));
+    expect(kept.records).toEqual([]);
+    expect(kept.state).toBe(state);
+    expect(kept.output).toEqual(
+      step(asked.state, { type: 'compiled', effect: compile!, answer: E.right({ line: 4, sessionContext: SECTION }) })
+        .output,
+    );
+    // Not written: withdrawn, so the hook knows nothing of the call, and its prompt stays as it is.
+    const failed = compiled(E.left({ step: 'call', failure: { code: 'io', message: 'cannot append to the log' } }));
+    expect(failed.records).toEqual([{ type: 'withdrawn', key: 'toolu_a', line: 4, at: 1_000 }]);
+    expect(failed.state.byKey['toolu_a']).toBeUndefined();
+    expect(failed.output).toBeUndefined();
+    // Another line answered (the same prompt already there): that line's record replaces it.
+    const moved = compiled(E.right({ line: 6, sessionContext: SECTION }));
+    expect(moved.records).toEqual([
+      { type: 'withdrawn', key: 'toolu_a', line: 4, at: 1_000 },
+      { ...noted, line: 6 },
+    ]);
+    expect(moved.state.byKey['toolu_a']?.record.line).toBe(6);
+    // A hooks file that could not take the record refused the prompt: told as the file's failure.
+    const refused = compiled(
+      E.left({ step: 'note', failure: { code: 'io', message: 'cannot append to x.hooks' } }),
+      false,
+    );
+    expect(refused.records).toEqual([]);
+    expect(refused.effects).toEqual([
+      { type: 'say', failure: { code: 'io', message: `session ${SESSION}: cannot append to x.hooks` }, notice: true },
     ]);
   });
 

@@ -802,6 +802,12 @@ describe('a live session', () => {
     });
     expect(refused).toEqual(E.left({ code: 'answer_too_large', message: 'too large' }));
     expect(readFileSync(session.file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    // A promise of a Left refuses it alike (a caller that writes its own record of the prompt first).
+    const later = await session.compileContext(prompt, {
+      accept: async () => E.left({ code: 'io', message: 'cannot append' }),
+    });
+    expect(later).toEqual(E.left({ code: 'io', message: 'cannot append' }));
+    expect(readFileSync(session.file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
     // An accept of the wrong kind, or one answering no Either, is the caller's mistake: said, nothing written.
     const invalid = (message: RegExp) => E.left({ code: 'invalid_input', message: expect.stringMatching(message) });
     expect(await session.compileContext(prompt, { accept: 42 } as never)).toEqual(
