@@ -125,8 +125,10 @@ describe.concurrent('context files across processes', () => {
     if (E.isLeft(file)) throw new Error(file.left.message);
     const [context] = file.right.contexts;
     const mark = context!.featureRequest;
-    // The write it was killed in landed whole, or not at all.
-    expect(['iteration 0', 'iteration 1']).toContain(mark);
+    // The write it was killed in landed whole, or not at all: one iteration throughout. Which one
+    // depends on how far the writer got before the signal landed (on a loaded machine, past the
+    // second write).
+    expect(mark).toMatch(/^iteration \d+$/u);
     expect(context!.workingSummary.text.startsWith(`${mark} `)).toBe(true);
     expect(context!.evidenceLedger.every((entry) => entry.claim.startsWith(`${mark} claim `))).toBe(true);
     expect(E.isRight(await loadContext({ kind: 'planning', cwd: repo, enabled: true }))).toBe(true);
