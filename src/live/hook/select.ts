@@ -20,14 +20,19 @@ const oldestOfType = (open: ReadonlyArray<DispatchState>, agentType: string | un
 /**
  * What a starting subagent may be paired with:
  * - `section`: a section waiting for its subagent (channel `start`), not taken, its call not over
- *   (a call that returned when its subagent was launched is not over);
+ *   (a call that returned when its subagent was launched is not over) and its agent not named:
+ *   a section whose spawn named its agent waits for that agent alone, whatever starts first;
  * - `guess`: a call whose section went in its prompt (channel `input`) and whose subagent is not
  *   known yet. Only a fallback, for settings without `PostToolUse`: a call's own end names its
  *   agent exactly.
  */
 const WAITING: Readonly<Record<'section' | 'guess', (dispatch: DispatchState) => boolean>> = {
   section: (dispatch) =>
-    dispatch.record.channel === 'start' && !dispatch.claimed && !dispatch.final && !dispatch.resulted,
+    dispatch.record.channel === 'start' &&
+    !dispatch.claimed &&
+    dispatch.agentId === undefined &&
+    !dispatch.final &&
+    !dispatch.resulted,
   guess: (dispatch) =>
     dispatch.record.join === 'tool' &&
     dispatch.record.channel !== 'start' &&

@@ -296,6 +296,17 @@ export const codex = (options: { readonly send: Send; readonly sessionId: string
       const own = specific(answer);
       if (own !== undefined) given.get(call.toolUseId)?.sections.push(own['additionalContext'] as string);
     },
+    /** `PostToolUse` of `spawn_agent`, where the host sends one: the spawn returns at once, naming its agent. */
+    async spawned(call: Call): Promise<void> {
+      await deliver({
+        ...common(),
+        hook_event_name: 'PostToolUse',
+        tool_name: 'spawn_agent',
+        tool_input: { agent_type: call.agentType, message: call.prompt },
+        tool_use_id: call.toolUseId,
+        tool_response: { status: 'async_launched', agent_id: call.agentId },
+      });
+    },
     async stop(call: Call, message: string = call.answer): Promise<void> {
       await deliver({
         ...common(),

@@ -615,6 +615,92 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     expect(host.given.get(next.toolUseId)!.sections[0]).toContain('bravo/two.rb');
     expectOwnResults(dir, [...seeds, next], [denied]);
   });
+
+  /**
+   * The events of subagent 1 and 2 (`first`, `second`): `pre` its spawn's PreToolUse, `spawned`
+   * the spawn's PostToolUse (`async_launched`, naming the agent), `start`, and its stops after a
+   * turn: `none` without a result block, `bad` with a result the session refuses, `good` with its
+   * result. `late` is 11 minutes passing, past the timeout (only once every dispatched subagent
+   * has started: a spawned subagent starts at once). An event written twice is delivered twice.
+   * A spawn's PostToolUse, where the host sends one, comes before the stop of its agent's first
+   * turn: it returns at once.
+   */
+  type Step = `${'pre' | 'spawned' | 'start' | 'none' | 'bad' | 'good'}${1 | 2}` | 'late';
+  type Types = 'one' | 'distinct' | 'same';
+  const orderings: ReadonlyArray<readonly [string, Types]> = [
+    ['pre1 start1 good1', 'one'],
+    ['pre1 spawned1 start1 good1', 'one'],
+    ['pre1 start1 spawned1 good1', 'one'],
+    ['pre1 start1 none1 none1 good1', 'one'],
+    ['pre1 start1 bad1 bad1 good1 good1', 'one'],
+    ['pre1 spawned1 start1 none1 late bad1 late good1', 'one'],
+    ['pre1 pre1 spawned1 spawned1 start1 start1 good1 good1 none1', 'one'],
+    ['pre1 pre2 start1 start2 good2 good1', 'distinct'],
+    ['pre1 pre2 start2 start1 none1 good2 late good1', 'distinct'],
+    ['pre1 start1 pre2 start2 bad1 good2 good1', 'distinct'],
+    ['pre1 spawned1 pre2 spawned2 start2 start1 good1 good2', 'distinct'],
+    ['pre2 pre1 start1 start2 spawned2 spawned1 none2 late good1 good2 good1', 'distinct'],
+    ['pre1 pre2 start1 start2 good1 good1 good2 good2', 'distinct'],
+    ['pre1 pre2 start1 start2 good1 good2', 'same'],
+    ['pre1 pre2 spawned1 spawned2 start2 start1 good2 good1', 'same'],
+    ['pre1 pre2 spawned2 start2 start1 spawned1 good1 good2', 'same'],
+    ['pre1 pre2 start2 start1 spawned1 spawned2 none1 good2 good1', 'same'],
+    // A subagent starting before its spawn returned, while the other's spawn had named its agent.
+    ['pre1 pre2 spawned1 start2 spawned2 start1 good2 good1', 'same'],
+    ['pre1 pre2 spawned1 start2 start1 spawned2 good1 good2', 'same'],
+    ['pre2 spawned2 pre1 start1 spawned1 start2 none2 bad1 late good2 good1', 'same'],
+    ['pre1 pre2 spawned1 spawned1 start2 start2 spawned2 start1 good2 good2 good1', 'same'],
+  ];
+
+  it.each(orderings)(
+    'orderings: %s (%s types): each answer recorded once under its task, each section its own',
+    async (ordering, types) => {
+      const { dir, host, advance } = setUp();
+      const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker')];
+      for (const call of seeds) await run(host, call);
+      const first = workCall(2, 0, 'golf/seven.swift', 'worker');
+      const second = workCall(3, 1, 'hotel/eight.php', types === 'distinct' ? 'explorer' : 'worker');
+      const calls = types === 'one' ? [first] : [first, second];
+      const steps = ordering.split(' ') as ReadonlyArray<Step>;
+      for (const step of steps) {
+        if (step === 'late') {
+          advance(11 * 60_000);
+          continue;
+        }
+        const call = step.endsWith('1') ? first : second;
+        const event = step.slice(0, -1) as 'pre' | 'spawned' | 'start' | 'none' | 'bad' | 'good';
+        if (event === 'pre' || event === 'spawned' || event === 'start') await host[event](call);
+        else if (event === 'none') await host.stop(call, 'Looking at the code first.');
+        else if (event === 'bad')
+          await host.stop(call, call.answer.replace('"status": "completed",', '"status": "completed"'));
+        else await host.stop(call);
+      }
+      // Every answer once, under its own task, none lost, none under the other's.
+      expectOwnResults(dir, [...seeds, ...calls]);
+      const results = readFileSync(logOf(dir), 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"type":"dispatch"'));
+      expect(results).toHaveLength(seeds.length + calls.length);
+      // Its own section, once (a repeated start is handed the same one again), where docs/hooks.md
+      // promises it: for subagents of distinct types, or where a spawn named its agent before that
+      // agent started, or where they started in the order of their spawns; subagents of one type
+      // that both started before their spawns named them may take each other's.
+      const at = (step: Step) => steps.indexOf(step);
+      const named = (n: 1 | 2) => at(`spawned${n}`) >= 0 && at(`spawned${n}`) < at(`start${n}`);
+      if (types !== 'same' || named(1) || named(2) || at('start1') < at('start2') === at('pre1') < at('pre2')) {
+        const { prompts } = replayOf(dir);
+        for (const call of [...seeds, ...calls]) {
+          const own = prompts.filter((prompt) => prompt.taskId === taskOf(call)).map((prompt) => prompt.sessionContext);
+          expect(own, `the prompt of task ${taskOf(call)}`).toHaveLength(1);
+          expect(
+            [...new Set(host.given.get(call.toolUseId)?.sections)],
+            `the sections given to ${call.agentId}`,
+          ).toEqual(own[0] === '' ? [] : own);
+        }
+      }
+      expect(replayOf(dir).errors).toEqual([]);
+    },
+  );
 });
 
 describe('a Claude Code call the hooks file knows nothing of (its PreToolUse never seen)', { timeout: 120_000 }, () => {
