@@ -347,3 +347,71 @@ describe.sequential('a context file in conflict after an ordinary git pull', SLO
     expect(corruptFiles(repo)).toEqual([]);
   });
 });
+
+/** The checkpoint of each context of a context file's text; a text that is no context file fails the test. */
+const checkpointsIn = (text: string): ReadonlyArray<ContextFile['contexts'][number]['checkpoint']> => {
+  const file = decode(text);
+  if (E.isLeft(file)) throw new Error(file.left.message);
+  return file.right.contexts.map((context) => context.checkpoint);
+};
+
+/**
+ * Alice's repository stopped in a `git pull` of Bob's clone (`--rebase` with `rebase`), both
+ * from one verified summary: Bob changes the code and records a new summary; Alice, later,
+ * re-verifies the old one with a decision, changing no code. Git joins the checkpoint line by
+ * line: the two HEADs and tracked-file hashes conflict, while Bob's summary hash, which only he
+ * changed, stands outside the markers, so the side rebuilt from them for Alice holds a checkpoint
+ * neither recorded.
+ */
+const checkpointSplitOnPull = async (rebase = false): Promise<string> => {
+  const alice = makeRepo();
+  await checkpointIn(alice, '--summary', 'Base summary');
+  commitAll(alice, 'base');
+  const bob = join(tempDir('clone-'), 'app');
+  git(alice, 'clone', '-q', alice, bob);
+  writeFileSync(join(bob, 'src', 'parser.ts'), 'export const parse = (text: string) => text.trim();\n');
+  commitAll(bob, 'trim');
+  await checkpointIn(bob, '--summary', 'Bob summary: parse trims');
+  commitAll(bob, 'bob');
+  await checkpointIn(alice, '--decision', 'Alice question?');
+  commitAll(alice, 'alice');
+  expect(gitMayStop(alice, 'pull', '-q', rebase ? '--rebase' : '--no-rebase', '--no-edit', bob, 'main')).toBe(false);
+  // What the case is made of: the markers' side of Alice's commit holds a checkpoint that is neither stage's.
+  const shown = CONTEXT_JSON.join('/');
+  const sides = splitConflictMarkers(readFileSync(join(alice, ...CONTEXT_JSON), 'utf8'));
+  expect(sides).toBeDefined();
+  const aliceSide = rebase ? sides!.theirs : sides!.ours;
+  const stages = [git(alice, 'show', `:2:${shown}`), git(alice, 'show', `:3:${shown}`)].map(checkpointsIn);
+  expect(stages).not.toContainEqual(checkpointsIn(aliceSide));
+  return alice;
+};
+
+describe.sequential('a context file whose checkpoint git split between the sides', SLOW, () => {
+  for (const rebase of [false, true])
+    it(`after a pull${rebase ? ' --rebase' : ''}, keeps the newer summary with the checkpoint that verified it: summary verified`, async () => {
+      const repo = await checkpointSplitOnPull(rebase);
+      const bobs = checkpointsIn(git(repo, 'show', `:${rebase ? 2 : 3}:${CONTEXT_JSON.join('/')}`));
+      const resolved = await runIn(repo, ['context', 'resolve']);
+      expect(resolved.status).toBe(0);
+      expect(checkpointsIn(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8'))).toEqual(bobs);
+      const show = await runIn(repo, ['context', 'show']);
+      expect(show.stdout).toContain('Bob summary: parse trims');
+      expect(show.stdout).toContain('Alice question?');
+      expect(show.stdout).toMatch(/^checkpoint: [0-9a-f]{7} · HEAD [0-9a-f]{7} · summary verified$/mu);
+    });
+
+  it('added with its markers during the merge (no stages left), takes each checkpoint from its side’s commit: summary verified', async () => {
+    const repo = await checkpointSplitOnPull();
+    const shown = CONTEXT_JSON.join('/');
+    const bobs = checkpointsIn(git(repo, 'show', `:3:${shown}`));
+    git(repo, 'checkout', '--conflict=diff3', '--', shown);
+    git(repo, 'add', shown);
+    expect(git(repo, 'ls-files', '-s', '--', shown)).toMatch(/ 0\t/u);
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.status).toBe(0);
+    expect(checkpointsIn(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8'))).toEqual(bobs);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('Bob summary: parse trims');
+    expect(show.stdout).toMatch(/^checkpoint: [0-9a-f]{7} · HEAD [0-9a-f]{7} · summary verified$/mu);
+  });
+});
