@@ -343,11 +343,14 @@ const contextTo = (context: SharedContext): ContextDocument => ({
       : {
           git_head: context.checkpoint.gitHead,
           tracked_files_hash: context.checkpoint.trackedFilesHash,
+          summary_hash: context.checkpoint.summaryHash,
+          ...(context.checkpoint.uncommitted === undefined ? {} : { uncommitted: [...context.checkpoint.uncommitted] }),
+          // After what a checkpoint records, not among it: git merges a context file line by line,
+          // and a line both sides leave alone between two of its lines would let it take one from
+          // each side's checkpoint without a conflict.
           ...(context.checkpoint.trackedFilesHashVersion === undefined
             ? {}
             : { tracked_files_hash_version: context.checkpoint.trackedFilesHashVersion }),
-          summary_hash: context.checkpoint.summaryHash,
-          ...(context.checkpoint.uncommitted === undefined ? {} : { uncommitted: [...context.checkpoint.uncommitted] }),
           ...unknownFieldsTo(context.checkpoint),
         },
   pinned_rules: [...context.pinnedRules],

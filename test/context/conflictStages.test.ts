@@ -358,12 +358,12 @@ const checkpointsIn = (text: string): ReadonlyArray<ContextFile['contexts'][numb
 /**
  * Alice's repository stopped in a `git pull` of Bob's clone (`--rebase` with `rebase`), both
  * from one verified summary: Bob changes the code and records a new summary; Alice, later,
- * re-verifies the old one with a decision, changing no code. Git joins the checkpoint line by
- * line: the two HEADs and tracked-file hashes conflict, while Bob's summary hash, which only he
- * changed, stands outside the markers, so the side rebuilt from them for Alice holds a checkpoint
- * neither recorded.
+ * re-verifies the old one with a decision, changing no code. Git merges the file line by line:
+ * the two HEADs and files hashes conflict, and Bob's summary hash, which only he changed, conflicts
+ * with them only because nothing both sides left alone stands between it and them, so that each
+ * side rebuilt from the markers holds a checkpoint its teammate recorded, never one joined from both.
  */
-const checkpointSplitOnPull = async (rebase = false): Promise<string> => {
+const checkpointConflictOnPull = async (rebase = false): Promise<string> => {
   const alice = makeRepo();
   await checkpointIn(alice, '--summary', 'Base summary');
   commitAll(alice, 'base');
@@ -376,20 +376,19 @@ const checkpointSplitOnPull = async (rebase = false): Promise<string> => {
   await checkpointIn(alice, '--decision', 'Alice question?');
   commitAll(alice, 'alice');
   expect(gitMayStop(alice, 'pull', '-q', rebase ? '--rebase' : '--no-rebase', '--no-edit', bob, 'main')).toBe(false);
-  // What the case is made of: the markers' side of Alice's commit holds a checkpoint that is neither stage's.
+  // Each side the markers give holds a checkpoint as one of its stages does, never one git joined from both.
   const shown = CONTEXT_JSON.join('/');
   const sides = splitConflictMarkers(readFileSync(join(alice, ...CONTEXT_JSON), 'utf8'));
   expect(sides).toBeDefined();
-  const aliceSide = rebase ? sides!.theirs : sides!.ours;
   const stages = [git(alice, 'show', `:2:${shown}`), git(alice, 'show', `:3:${shown}`)].map(checkpointsIn);
-  expect(stages).not.toContainEqual(checkpointsIn(aliceSide));
+  expect([sides!.ours, sides!.theirs].map(checkpointsIn)).toEqual(stages);
   return alice;
 };
 
-describe.sequential('a context file whose checkpoint git split between the sides', SLOW, () => {
+describe.sequential('a context file whose checkpoints both sides changed', SLOW, () => {
   for (const rebase of [false, true])
     it(`after a pull${rebase ? ' --rebase' : ''}, keeps the newer summary with the checkpoint that verified it: summary verified`, async () => {
-      const repo = await checkpointSplitOnPull(rebase);
+      const repo = await checkpointConflictOnPull(rebase);
       const bobs = checkpointsIn(git(repo, 'show', `:${rebase ? 2 : 3}:${CONTEXT_JSON.join('/')}`));
       const resolved = await runIn(repo, ['context', 'resolve']);
       expect(resolved.status).toBe(0);
@@ -400,8 +399,8 @@ describe.sequential('a context file whose checkpoint git split between the sides
       expect(show.stdout).toMatch(/^checkpoint: [0-9a-f]{7} · HEAD [0-9a-f]{7} · summary verified$/mu);
     });
 
-  it('added with its markers during the merge (no stages left), takes each checkpoint from its side’s commit: summary verified', async () => {
-    const repo = await checkpointSplitOnPull();
+  it('added with its markers during the merge (no stages left), still holds each side’s checkpoint whole: summary verified', async () => {
+    const repo = await checkpointConflictOnPull();
     const shown = CONTEXT_JSON.join('/');
     const bobs = checkpointsIn(git(repo, 'show', `:3:${shown}`));
     git(repo, 'checkout', '--conflict=diff3', '--', shown);

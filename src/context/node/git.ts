@@ -456,29 +456,3 @@ export const branchNames = async (root: string): Promise<ReadonlyArray<string>> 
         .map((ref) => ref.slice('refs/heads/'.length))
     : [];
 };
-
-/** The refs of a stopped merge, cherry-pick or rebase: the commit it takes in, theirs. */
-const INCOMING_HEADS = ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REBASE_HEAD'] as const;
-
-/**
- * The blobs of `file` (repository-relative) at HEAD, ours, and at the commit a stopped merge,
- * cherry-pick or rebase takes in, theirs: the two sides of its conflict as committed, which git
- * still holds once the index does not (the file was added with its markers). One `git cat-file`;
- * undefined when git is in none of those, or either commit lacks the file.
- */
-export const incomingSides = async (
-  root: string,
-  file: string,
-): Promise<{ readonly ours: string; readonly theirs: string } | undefined> => {
-  if (/[\r\n]/u.test(file)) return undefined;
-  const asked = ['HEAD', ...INCOMING_HEADS].map((ref) => `${ref}:${file}\n`).join('');
-  const answer = await runGit(root, ['cat-file', '--batch-check=%(objectname) %(objecttype)'], Buffer.from(asked));
-  if (E.isLeft(answer)) return undefined;
-  const blobs = answer.right
-    .split('\n')
-    .slice(0, asked.split('\n').length - 1)
-    .map((line) => /^([0-9a-f]{40,64}) blob$/u.exec(line)?.[1]);
-  const [ours, ...incoming] = blobs;
-  const theirs = incoming.find((blob) => blob !== undefined);
-  return ours === undefined || theirs === undefined ? undefined : { ours, theirs };
-};

@@ -8,7 +8,6 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
-import { withCheckpointsOf } from '../conflictCheckpoints.js';
 import { type ConflictSide, type ConflictSides, hasConflictMarkers, splitConflictMarkers } from '../conflictMarkers.js';
 import { selectQuarantined } from '../contextFile.js';
 import { isSameContextKey } from '../key.js';
@@ -24,7 +23,7 @@ import { checkJsonNesting, type FileLine, parseJsonText, withoutTrailingCommas }
 import { decodeContextFile } from '../schema.js';
 import { redactSecrets } from '../secrets.js';
 import { formatBytes, readTextIfExists } from './files.js';
-import { incomingSides, readBlob } from './git.js';
+import { readBlob } from './git.js';
 import type { ConflictStages, Observed } from './snapshot.js';
 import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
 
@@ -333,7 +332,7 @@ const readAncestor = async (scope: Scope, stages: ConflictStages): Promise<Conte
   return decoded !== undefined && E.isRight(decoded) ? decoded.right : undefined;
 };
 
-/** Stages 2 and 3 (or the blobs of the two commits merged) decoded as the two sides of a conflict (or why they cannot be); undefined when git lacks one. */
+/** Stages 2 and 3 decoded as the two sides of a conflict (or why they cannot be); undefined when git lacks one. */
 const readIndexSides = async (
   scope: Scope,
   stages: ConflictStages,
@@ -346,37 +345,19 @@ const readIndexSides = async (
 const withAncestor = (sides: ConflictRead, ancestor: ContextFile | undefined): ConflictRead =>
   ancestor === undefined ? sides : { ...sides, base: ancestor };
 
-/** `read` with each side's checkpoints as `whole`, that side as git holds it, records them (see `withCheckpointsOf`). */
-const withWholeCheckpoints = (read: ConflictRead, whole: ConflictRead): ConflictRead => {
-  const ours = withCheckpointsOf(read.ours, whole.ours);
-  const theirs = withCheckpointsOf(read.theirs, whole.theirs);
-  return ours === read.ours && theirs === read.theirs ? read : { ...read, ours, theirs };
-};
-
 /**
  * The sides of markers that read as two context files: kept (so hand edits between them count)
- * unless they keep apart more contexts than stages 2 and 3, which are then the sides. Either way
- * each checkpoint is its stage's, whole: git may have joined one from both sides' lines.
+ * unless they keep apart more contexts than stages 2 and 3, which are then the sides. The stages
+ * are read only when a side keeps a context apart, so an ordinary conflict costs one blob.
  */
 const sidesOfConflict = async (scope: Scope, stages: ConflictStages, read: ConflictRead): Promise<ConflictRead> => {
-  const [ancestor, fromIndex] = await Promise.all([readAncestor(scope, stages), readIndexSides(scope, stages)]);
+  const suspect = keptApart(read.ours) + keptApart(read.theirs) > 0;
+  const [ancestor, fromIndex] = await Promise.all([
+    readAncestor(scope, stages),
+    suspect ? readIndexSides(scope, stages) : undefined,
+  ]);
   const index = fromIndex !== undefined && E.isRight(fromIndex) ? fromIndex.right : undefined;
-  if (index?.kind !== 'conflict') return withAncestor(read, ancestor);
-  return withAncestor(keepsApartMore(read, index) ? index : withWholeCheckpoints(read, index), ancestor);
-};
-
-/**
- * The sides of markers the index holds no stages of (the file was added with them): during a
- * merge, cherry-pick or rebase, each checkpoint is that of HEAD's file (ours) or the incoming
- * commit's (theirs), whole; otherwise (markers committed or copied) nothing tells a checkpoint
- * git joined from both sides, and the markers' are kept.
- */
-const sidesOfAdded = async (scope: Scope, read: ConflictRead): Promise<ConflictRead> => {
-  const blobs = await incomingSides(scope.paths.root, scope.display(scope.paths.json));
-  const whole = blobs === undefined ? undefined : await readIndexSides(scope, blobs);
-  return whole !== undefined && E.isRight(whole) && whole.right.kind === 'conflict'
-    ? withWholeCheckpoints(read, whole.right)
-    : read;
+  return withAncestor(index?.kind === 'conflict' && keepsApartMore(read, index) ? index : read, ancestor);
 };
 
 /** A file whose markers give no two context files: its sides from stages 2 and 3 when those are context files. */
@@ -397,8 +378,7 @@ const sidesOfBroken = async (
 /**
  * A context file with conflict markers as the merge left it in the index (a merge, pull, rebase
  * or stash pop alike). Its two sides are the markers' while they give two sound context files,
- * so edits made by hand between them count, but for each checkpoint, which is its stage's whole
- * (git may join one from both sides' lines). The stages are not taken first, although each is
+ * so edits made by hand between them count. The stages are not taken first, although each is
  * exactly one side's file: they are that file as committed, without what was set right between
  * the markers. When the markers give no two sound context files, the sides are stages 2 and 3:
  * git joins the hunks outside the markers line by line, so a side rebuilt from them may hold one
@@ -407,11 +387,9 @@ const sidesOfBroken = async (
  * seen as markers at all. A side that keeps apart more contexts than its stage is such a join (or
  * an edit that broke a context), not an edit worth keeping: taken, it would keep the workstream
  * apart, so that nothing either side recorded in it is merged. A file without stages (markers
- * committed or copied, nothing to compare with) is read as it is; one added with its markers
- * during a merge, cherry-pick or rebase takes its checkpoints from HEAD's file and the incoming
- * commit's (see `sidesOfAdded`). The ancestor is stage 1 when it is a context file, else the
- * markers' own (`diff3`, only with the markers' sides); one that cannot be read only makes the
- * merge two-way.
+ * committed or copied, nothing to compare with) is read as it is. The ancestor is stage 1 when
+ * it is a context file, else the markers' own (`diff3`, only with the markers' sides); one that
+ * cannot be read only makes the merge two-way.
  */
 export const readConflictStages = async (
   scope: Scope,
@@ -419,7 +397,7 @@ export const readConflictStages = async (
   read: ReadFile,
 ): Promise<E.Either<ContextError, ReadFile>> => {
   const stages = observed.conflictStages.get(scope.display(scope.paths.json));
-  if (stages === undefined) return E.right(read.kind === 'conflict' ? await sidesOfAdded(scope, read) : read);
+  if (stages === undefined) return E.right(read);
   if (read.kind === 'conflict') return E.right(await sidesOfConflict(scope, stages, read));
   if (read.kind === 'broken' && holdsMarkerLines(read.text)) return sidesOfBroken(scope, stages, read);
   return E.right(read);
