@@ -132,8 +132,9 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   const agentId = response.agentId ?? dispatch.agentId;
   if (response.agentId !== undefined && dispatch.agentId === undefined) {
     records.push({ type: 'launch', key: record.key, agentId: response.agentId, at: turn.now });
+    // An agent an earlier call named (resumed by this one) took no section by a guess.
     const guessed = state.agents[response.agentId];
-    const other = guessed === undefined ? undefined : state.byKey[guessed.key];
+    const other = guessed === undefined || guessed.exact ? undefined : state.byKey[guessed.key];
     if (
       other !== undefined &&
       other.record.key !== record.key &&

@@ -88,9 +88,13 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
   const { timeoutMs } = turn.settings;
   const section = (text: string) =>
     text === '' ? undefined : { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: text } };
-  if (isAgentSettled(state, event.agentId)) return undefined;
   const link = selectDispatchOfAgent(state, event.agentId);
-  if (O.isSome(link) && event.agentId !== undefined) {
+  const settled = isAgentSettled(state, event.agentId);
+  // A Claude Code subagent whose call is over starts again: resumed, by a call of its own whose
+  // section waits as any other (a foreground call names its agent at its end only), or by none.
+  const resumed = settled && O.isSome(link) && link.value.dispatch.record.join === 'tool';
+  if (settled && !resumed) return undefined;
+  if (!resumed && O.isSome(link) && event.agentId !== undefined) {
     const { dispatch } = link.value;
     if (dispatch.record.channel !== 'start') return undefined;
     // Its call named it before it started: it takes its own section.
@@ -98,11 +102,13 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
       turn.records.push({ type: 'claim', key: dispatch.record.key, agentId: event.agentId, at: now });
       return section(dispatch.record.sessionContext);
     }
-    // A resumed subagent gets the section it took before (Claude Code injects it only if its copy is gone).
+    // Started again before its call is over: the section it took before (Claude Code injects it
+    // only if its copy is gone).
     return dispatch.claimedBy === event.agentId ? section(dispatch.record.sessionContext) : undefined;
   }
   const claimable = selectWaiting(state, 'section', event.agentType, now, timeoutMs);
   if (O.isNone(claimable)) {
+    if (resumed) return undefined;
     // Its section went in its prompt; remember whose it most likely is, in case its call never names it.
     const guess = selectWaiting(state, 'guess', event.agentType, now, timeoutMs);
     if (O.isSome(guess) && event.agentId !== undefined)

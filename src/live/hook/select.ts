@@ -70,12 +70,16 @@ export const selectDispatchOfAgent = (
   return link === undefined || dispatch === undefined ? O.none : O.some({ dispatch, exact: link.exact });
 };
 
-/** True when the agent's result is in, or its call is over: nothing it sends from now on is recorded. */
+/**
+ * True when the agent's result is in, or its call is over: nothing it sends from now on is
+ * recorded. An agent a later call named (resumed by a call of its own) works for that call anew.
+ */
 export const isAgentSettled = (state: HookState, agentId: string | undefined): boolean => {
   if (agentId === undefined) return false;
-  if (state.settledAgents[agentId] === true) return true;
   const link = state.agents[agentId];
   const dispatch = link === undefined ? undefined : state.byKey[link.key];
+  if (link?.exact === true && dispatch !== undefined && !isSettled(dispatch)) return false;
+  if (state.settledAgents[agentId] === true) return true;
   return dispatch !== undefined && isSettled(dispatch);
 };
 

@@ -208,13 +208,16 @@ export const claudeCode = (options: {
         last_assistant_message: message,
       });
     },
-    /** `PostToolUse` of a foreground call: the subagent finished, its text in `tool_response.content`. */
-    async finished(call: Call): Promise<void> {
+    /**
+     * `PostToolUse` of a foreground call: the subagent finished, its text in `tool_response.content`;
+     * `named` false for an older `Task` tool's response, which names no agent.
+     */
+    async finished(call: Call, named = true): Promise<void> {
       await deliver({
         ...ended(call, 'PostToolUse'),
         tool_response: {
           status: 'completed',
-          agentId: call.agentId,
+          ...(named ? { agentId: call.agentId } : {}),
           content: [{ type: 'text', text: call.answer }],
           resolvedModel: 'claude-sonnet-4-5',
           totalDurationMs: 48211,

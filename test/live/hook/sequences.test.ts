@@ -8,7 +8,7 @@
  * this process (a process costs up to a second on a loaded machine).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -348,6 +348,171 @@ describe('Claude Code sequences', { timeout: 120_000 }, () => {
     expectOwnResults(dir, [...seeds, moved]);
     expect(readdirSync(nested)).toEqual([]);
   });
+});
+
+describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 120_000 }, () => {
+  /**
+   * The events of calls 1, 2 and 3, made in parallel, and of call 4, which resumes the subagent
+   * of call 1 later (a call of its own, with its own task and answer, naming the same agent):
+   * `pre` the call's PreToolUse, `start` its SubagentStart, `none` a SubagentStop without a result
+   * block, `good` one with the answer, `end` the PostToolUse of a foreground call (its answer in
+   * `content`, naming its agent), `bare` the same from the older `Task` tool (naming none),
+   * `launched` the PostToolUse of a call sent to the background (naming its agent, returned at
+   * once, its subagent's stops after it), `late` 11 minutes passing (a subagent working past the
+   * wait, or a pause between calls). A start or a stop after its call's end without a call of its
+   * own is the subagent resumed (its answer recorded already); an event written twice is
+   * delivered twice. On a host that `ignores` the rewritten prompt, the sections go by
+   * SubagentStart (docs/hooks.md), once a first call showed it.
+   */
+  type Step = `${'pre' | 'start' | 'none' | 'good' | 'end' | 'bare' | 'launched'}${1 | 2 | 3 | 4}` | 'late';
+  type Types = 'one' | 'distinct' | 'same';
+  type Host = 'honours' | 'ignores';
+  const orderings: ReadonlyArray<readonly [string, Types, Host]> = [
+    ['pre1 start1 good1 end1', 'one', 'honours'],
+    ['pre1 start1 good1 end1', 'one', 'ignores'],
+    ['pre1 start1 none1 good1 end1', 'one', 'honours'],
+    ['pre1 pre1 start1 start1 good1 good1 end1 end1', 'one', 'honours'],
+    ['pre1 pre1 start1 start1 good1 good1 end1 end1', 'one', 'ignores'],
+    ['pre1 start1 late none1 good1 end1', 'one', 'ignores'],
+    ['pre1 start1 good1 bare1', 'one', 'honours'],
+    ['pre1 start1 late good1 bare1 bare1', 'one', 'ignores'],
+    ['pre1 launched1 start1 none1 good1 good1', 'one', 'ignores'],
+    ['pre1 start1 launched1 launched1 late none1 late good1', 'one', 'honours'],
+    ['pre1 start1 good1 end1 late start1 good1', 'one', 'honours'],
+    ['pre1 start1 launched1 good1 late start1 good1 none1', 'one', 'ignores'],
+    ['pre1 start1 good1 end1 pre4 start4 good4 end4', 'one', 'honours'],
+    ['pre1 start1 good1 end1 late pre4 start4 late good4 end4', 'one', 'ignores'],
+    ['pre1 start1 launched1 good1 late pre4 launched4 start4 good4', 'one', 'honours'],
+    ['pre1 start1 launched1 good1 pre4 start4 launched4 none4 good4', 'one', 'ignores'],
+    ['pre1 pre2 start1 start2 good2 end2 good1 end1', 'same', 'ignores'],
+    ['pre1 pre2 start2 start1 good1 end1 good2 end2', 'same', 'honours'],
+    ['pre1 pre2 start2 start1 good1 good2 end2 end1', 'distinct', 'ignores'],
+    ['pre2 pre1 start1 start2 none1 late good2 good1 end1 end2', 'distinct', 'honours'],
+    ['pre1 pre2 launched2 launched1 start2 start1 good1 good2', 'same', 'ignores'],
+    ['pre1 pre2 start1 launched1 start2 launched2 good2 good1 good1', 'same', 'ignores'],
+    ['pre1 pre2 start2 start1 good1 good2 end1 end2', 'same', 'ignores'],
+    ['pre1 start1 pre2 start2 late good2 good1 end1 end2', 'same', 'ignores'],
+    ['pre1 pre2 start1 start2 good1 good2 bare2 bare1', 'same', 'honours'],
+    ['pre1 pre2 start2 start1 good2 good1 bare1 bare2', 'distinct', 'ignores'],
+    ['pre1 start1 launched1 pre2 start2 good2 end2 late good1', 'same', 'ignores'],
+    ['pre1 start1 good1 end1 pre2 pre4 start2 start4 good4 good2 end4 end2', 'same', 'honours'],
+    ['pre1 start1 good1 end1 pre4 pre2 start4 start2 good2 good4 end2 end4', 'same', 'ignores'],
+    ['pre1 start1 launched1 good1 pre2 pre4 launched4 launched2 start2 start4 good4 good2', 'same', 'ignores'],
+    ['pre1 pre2 pre3 start3 start1 start2 good2 end2 good3 good1 end1 end3', 'distinct', 'honours'],
+    ['pre1 pre2 pre3 start3 start1 start2 good2 end2 good3 good1 end1 end3', 'distinct', 'ignores'],
+    ['pre1 pre2 pre3 start1 start2 start3 launched1 launched2 launched3 good3 good1 good2', 'same', 'honours'],
+    ['pre1 pre2 pre3 start1 start2 start3 none3 good3 good1 good2 end3 end1 end2', 'same', 'ignores'],
+    ['pre1 pre2 pre3 launched1 start1 launched2 start2 launched3 start3 late good2 good3 good1', 'same', 'ignores'],
+    ['pre3 pre1 pre2 start2 launched2 start3 start1 good1 end1 good3 end3 good2', 'same', 'honours'],
+  ];
+
+  const seeds = [0, 1, 2].map((i) => seedCall(i));
+  // On a host that ignores the rewrite, a first call shows it: its section is lost, and told.
+  const shownOf = (rewrite: Host): Call[] =>
+    rewrite === 'ignores' ? [workCall(5, 0, 'mike/shown.txt', 'worker')] : [];
+  /** A project holding the seeds' results (and the call that showed the rewrite ignored), made once per host. */
+  const templates = new Map<Host, Promise<string>>();
+  const template = (rewrite: Host): Promise<string> => {
+    const made =
+      templates.get(rewrite) ??
+      (async () => {
+        const dir = tempDir('sequence-');
+        let now = Date.parse('2026-03-02T10:00:00Z');
+        const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+        const host = claudeCode({ send, sessionId: SESSION, cwd: dir, honoursRewrite: rewrite === 'honours' });
+        for (const call of [...seeds, ...shownOf(rewrite)]) await host.foreground(call);
+        expect(host.notices).toHaveLength(shownOf(rewrite).length);
+        return dir;
+      })();
+    templates.set(rewrite, made);
+    return made;
+  };
+
+  it.each(orderings)(
+    'orderings: %s (%s types, a host that %s the rewrite): each answer recorded once under its task, each section its own',
+    async (ordering, types, rewrite) => {
+      const dir = tempDir('sequence-');
+      cpSync(await template(rewrite), dir, { recursive: true });
+      let now = Date.parse('2026-03-02T10:30:00Z');
+      const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+      const steps = ordering.split(' ') as ReadonlyArray<Step>;
+      const host = claudeCode({
+        send,
+        sessionId: SESSION,
+        cwd: dir,
+        honoursRewrite: rewrite === 'honours',
+        tool: steps.some((step) => step.startsWith('bare')) ? 'Task' : 'Agent',
+      });
+      const shown = shownOf(rewrite);
+      const typeOf = (n: number) => (types !== 'distinct' || n === 1 ? 'worker' : n === 2 ? 'explorer' : 'tester');
+      const first = workCall(2, 0, 'golf/seven.swift', typeOf(1));
+      const parallel = [
+        first,
+        workCall(3, 1, 'hotel/eight.php', typeOf(2)),
+        workCall(4, 2, 'india/nine.ex', typeOf(3)),
+      ];
+      const resumed = { ...workCall(6, 0, 'juliet/ten.ml', first.agentType), agentId: first.agentId };
+      const calls = [...parallel, resumed];
+      const callOf = (step: Step): Call => calls[Number(step.slice(-1)) - 1]!;
+      for (const step of steps) {
+        if (step === 'late') {
+          now += 11 * 60_000;
+          continue;
+        }
+        const call = callOf(step);
+        const event = step.slice(0, -1) as 'pre' | 'start' | 'none' | 'good' | 'end' | 'bare' | 'launched';
+        if (event === 'pre' || event === 'start' || event === 'launched') await host[event](call);
+        else if (event === 'none') await host.stop(call, 'Looking at the code first.');
+        else if (event === 'good') await host.stop(call);
+        else await host.finished(call, event === 'end');
+      }
+      const n = (call: Call) => (calls.indexOf(call) + 1) as 1 | 2 | 3 | 4;
+      const made = calls.filter((call) => steps.includes(`pre${n(call)}`));
+      const answered = made.filter((call) =>
+        (['good', 'end', 'bare'] as const).some((event) => steps.includes(`${event}${n(call)}`)),
+      );
+      // Every answer once, under its own task, none lost, none under another's.
+      expectOwnResults(
+        dir,
+        [...seeds, ...shown, ...answered],
+        made.filter((call) => !answered.includes(call)),
+      );
+      const results = readFileSync(logOf(dir), 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"type":"dispatch"'));
+      expect(results).toHaveLength(seeds.length + shown.length + answered.length);
+      // Its own section, by one channel, where docs/hooks.md promises it: always in the prompt; at
+      // SubagentStart, by agent type, oldest first, so for subagents of one type only where each
+      // started after its call named it, or in the order of their calls.
+      const at = (step: Step) => steps.indexOf(step);
+      const unnamed = made.filter(
+        (call) => !(at(`launched${n(call)}`) >= 0 && at(`launched${n(call)}`) < at(`start${n(call)}`)),
+      );
+      const ordered = unnamed.every((a) =>
+        unnamed.every(
+          (b) =>
+            a === b ||
+            a.agentType !== b.agentType ||
+            at(`pre${n(a)}`) < at(`pre${n(b)}`) === at(`start${n(a)}`) < at(`start${n(b)}`),
+        ),
+      );
+      const { prompts } = replayOf(dir);
+      for (const call of made) {
+        const own = prompts.filter((prompt) => prompt.taskId === taskOf(call)).map((prompt) => prompt.sessionContext);
+        expect(own, `the prompt of task ${taskOf(call)}`).toHaveLength(1);
+        const sections = host.given.get(call.toolUseId)?.sections ?? [];
+        // A start delivered twice is handed its section again, which the subagent already holds.
+        const given = rewrite === 'honours' ? sections : [...new Set(sections)];
+        if (ordered) expect(given, `the sections given to task ${taskOf(call)}`).toEqual(own[0] === '' ? [] : own);
+      }
+      // Nothing else told: an answer without a result where it is its call's, a section taken by
+      // another subagent of its type where the calls' order did not hold.
+      const told = host.notices.filter((notice) => !/marker_missing: |section_mismatch: /u.test(notice));
+      expect(told).toEqual([]);
+      if (ordered) expect(host.notices.filter((notice) => notice.includes('section_mismatch'))).toEqual([]);
+      expect(replayOf(dir).errors).toEqual([]);
+    },
+  );
 });
 
 /**
