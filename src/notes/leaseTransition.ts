@@ -98,9 +98,10 @@ const call = (state: NotesState, user: string, session: string, done?: number): 
 /**
  * The conversation as the prompt of an extraction covering `covered` shows it. The local
  * messages not covered yet are left out (a later extraction covers them). When every covered
- * message was recorded here, the transcript shows them with the replies between them; when
- * another tracker added some, the covered messages follow what came before them here, all in
- * the queue's order.
+ * message was recorded here and the transcript still holds them, it shows them with the replies
+ * between them; when another tracker added some, or the transcript let some go (it keeps fewer
+ * turns of messages handed to another holder, which come back here when that lease expires),
+ * the covered messages follow what came before them here, all in the queue's order.
  */
 const promptConversation = (
   transcript: ReadonlyArray<ConversationMessage>,
@@ -109,15 +110,16 @@ const promptConversation = (
   uncovered: number,
 ): ReadonlyArray<ConversationMessage> => {
   const local = covered.filter((item) => item.origin === holder).length;
-  const foreign = covered.length > local;
+  const held = transcript.filter((message) => message.role === 'user').length;
+  const fromQueue = covered.length > local || held < uncovered + local;
   // Back past the uncovered messages, and past the covered ones too when the queue gives their order.
   let end = transcript.length;
-  for (let left = uncovered + (foreign ? local : 0); left > 0 && end > 0;) {
+  for (let left = uncovered + (fromQueue ? local : 0); left > 0 && end > 0;) {
     end -= 1;
     if (transcript[end]?.role === 'user') left -= 1;
   }
   const kept = transcript.slice(0, end);
-  return foreign
+  return fromQueue
     ? [...kept, ...covered.map((item): ConversationMessage => ({ role: 'user', content: item.text ?? '' }))]
     : kept;
 };
