@@ -423,7 +423,8 @@ export interface NotesLoadedEvent {
 
 /**
  * A tracker let go of one user's notes in one session (or, with no session, of everything it
- * held of the user): the store keeps them, and a later message loads them again.
+ * held of the user): the store keeps them, and a later message loads them again. Also recorded
+ * when a save of a session the store held no record of was fenced: its work is dropped.
  */
 export interface NotesReleasedEvent {
   readonly type: 'notes/released';

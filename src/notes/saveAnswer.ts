@@ -11,7 +11,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { andThen, type NotesEffect, type NotesSaved, type NotesTransition, type StoreCallFailure } from './inputs.js';
 import { idOfKey, storedKey } from './ledger.js';
-import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage } from './machine.js';
+import { type NotesState, type NotesUserStorage, selectUserStorage, withLedger, withStorage } from './machine.js';
+import { applyNotesEvent } from './events.js';
 import type { NotesEvent } from './model.js';
 import { reported } from './recordRead.js';
 import { answerLanded } from './stageAnswers.js';
@@ -153,10 +154,16 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
  * that lease's queue from the store. The unsaved changes of those sessions are dropped (they are
  * that holder's to make now; nothing of them was stored), their records are read again whatever
  * their version, and the failure is reported. The other changes stay and are saved after the load.
+ * A session the store holds no record of is let go of in the ledger too (`notes/released`): the
+ * load finds nothing to put in place of the dropped work, which an end of stage would else merge
+ * and save.
  */
 const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
   const storage = selectUserStorage(state, user);
   const lost = selectFencedSessions(state, user);
+  const released = lost
+    .filter((key) => (PMap.get(storage.sessions, key) ?? 0) === 0)
+    .map((key): NotesEvent => ({ type: 'notes/released', user, session: idOfKey(key) }));
   const isLost = (event: NotesEvent): boolean =>
     (event.type === 'notes/extracted' || event.type === 'notes/sessionConsolidated') &&
     lost.includes(storedKey(event.session));
@@ -180,6 +187,9 @@ const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailur
       const [loaded, loads] = reload(current, user, idOfKey(key));
       return [loaded, [...done, ...loads]];
     },
-    [withStorage(state, user, next), [reported(user, failed)]],
+    [
+      withStorage(withLedger(state, released.reduce(applyNotesEvent, state.ledger)), user, next),
+      [...released.map((event): NotesEffect => ({ type: 'record', event })), reported(user, failed)],
+    ],
   );
 };

@@ -177,6 +177,49 @@ describe('two trackers on one store with leases, by orderings', () => {
     ]);
   });
 
+  it('writes nothing of a holder’s work fenced by another, not even in an end of stage of every session asked there', async () => {
+    // Server b extracts "m0" past its lease; a takes the queue over and its model fails. b's late
+    // work is refused as fenced, and its end of stage of every session must not write it either.
+    const inner = memoryNotesStore({ now: () => Date.now() });
+    const written: string[] = [];
+    const store: NotesStore = {
+      ...inner,
+      save: (user, write) => {
+        const answer = inner.save(user, write);
+        if (E.isRight(answer as E.Either<unknown, unknown>)) written.push(JSON.stringify(write));
+        return answer;
+      },
+    };
+    const outcomes: Array<(prompt: string) => Promise<string>> = [
+      (prompt) => new Promise((resolve) => setTimeout(() => resolve(extract(prompt)), LEASE + 26)),
+      () => new Promise((_, reject) => setTimeout(() => reject(new Error('the model is down')), 1)),
+    ];
+    const complete: CompleteFn = (prompt) => (outcomes.shift() ?? ((text) => Promise.resolve(extract(text))))(prompt);
+    const [a, b] = ['a', 'b'].map((holder) =>
+      createNotableFactsTracker({
+        complete,
+        store,
+        holder,
+        timeoutMs: TIMEOUT,
+        leaseMs: LEASE,
+        leasePollMs: POLL,
+        onError: () => undefined,
+      }),
+    );
+    b!.recordUserMessage('maya', 's1', 'm0');
+    await vi.advanceTimersByTimeAsync(1);
+    a!.recordUserMessage('maya', 's1', 'm1');
+    await vi.advanceTimersByTimeAsync(LEASE + 23);
+    const stage = b!.endStage('maya');
+    await until(Promise.all([a!.settled(), b!.settled()]));
+    const report = await until(stage);
+    await until(Promise.all([a!.close(), b!.close()]));
+    expect(written.filter((write) => write.includes('Said m0'))).toEqual([]);
+    // The end of stage is answered, and merged nothing of the dropped work.
+    const merged = report !== undefined && E.isRight(report) ? (report.right.profile?.facts ?? []) : undefined;
+    expect(merged?.map((fact) => fact.fact)).toEqual([]);
+  });
+
   it('lose no message, never go back to an older list, say no fact twice and keep the correction told last', async () => {
     await fc.assert(
       fc.asyncProperty(
