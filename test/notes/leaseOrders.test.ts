@@ -124,6 +124,18 @@ const lines = (block: string): string[] => block.split('\n').filter((line) => li
 const duplicates = (items: ReadonlyArray<string>): string[] =>
   items.filter((item, index) => items.indexOf(item) !== index);
 
+/** An app server's tracker on `store`, named `holder`, with this file's short model timeout and lease. */
+const server = (complete: CompleteFn, store: NotesStore, holder: string): NotableFactsTracker =>
+  createNotableFactsTracker({
+    complete,
+    store,
+    holder,
+    timeoutMs: TIMEOUT,
+    leaseMs: LEASE,
+    leasePollMs: POLL,
+    onError: () => undefined,
+  });
+
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 });
@@ -142,17 +154,7 @@ describe('two trackers on one store with leases, by orderings', () => {
       prompts.push(prompt);
       return new Promise((resolve) => setTimeout(() => resolve(extract(prompt)), delays.shift() ?? 1));
     };
-    const [a, b] = ['a', 'b'].map((holder) =>
-      createNotableFactsTracker({
-        complete,
-        store,
-        holder,
-        timeoutMs: TIMEOUT,
-        leaseMs: LEASE,
-        leasePollMs: POLL,
-        onError: () => undefined,
-      }),
-    );
+    const [a, b] = ['a', 'b'].map((holder) => server(complete, store, holder));
     a!.recordUserMessage('maya', 's1', 'm0');
     await vi.advanceTimersByTimeAsync(0);
     b!.recordUserMessage('maya', 's1', 'm1');
@@ -195,17 +197,7 @@ describe('two trackers on one store with leases, by orderings', () => {
       () => new Promise((_, reject) => setTimeout(() => reject(new Error('the model is down')), 1)),
     ];
     const complete: CompleteFn = (prompt) => (outcomes.shift() ?? ((text) => Promise.resolve(extract(text))))(prompt);
-    const [a, b] = ['a', 'b'].map((holder) =>
-      createNotableFactsTracker({
-        complete,
-        store,
-        holder,
-        timeoutMs: TIMEOUT,
-        leaseMs: LEASE,
-        leasePollMs: POLL,
-        onError: () => undefined,
-      }),
-    );
+    const [a, b] = ['a', 'b'].map((holder) => server(complete, store, holder));
     b!.recordUserMessage('maya', 's1', 'm0');
     await vi.advanceTimersByTimeAsync(1);
     a!.recordUserMessage('maya', 's1', 'm1');
@@ -286,16 +278,7 @@ describe('two trackers on one store with leases, by orderings', () => {
             }
           };
           let made = 0;
-          const start = (): NotableFactsTracker =>
-            createNotableFactsTracker({
-              complete,
-              store: shared,
-              holder: `server-${(made += 1)}`,
-              timeoutMs: TIMEOUT,
-              leaseMs: LEASE,
-              leasePollMs: POLL,
-              onError: () => undefined,
-            });
+          const start = (): NotableFactsTracker => server(complete, shared, `server-${(made += 1)}`);
           const live = [start(), start()];
           const everyTracker = [...live];
           const pending: Array<Promise<unknown>> = [];
