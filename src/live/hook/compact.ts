@@ -4,11 +4,9 @@
  */
 import * as O from 'fp-ts/lib/Option.js';
 import type { ClaimRecord, HookRecord } from './records.js';
-import { isAgentSettled, isSettled } from './select.js';
+import { isAgentSettled, isSettled, RETENTION_MS } from './select.js';
 import type { HookState } from './state.js';
 
-/** How long a dispatch still waiting for its result is kept at all. */
-export const RETENTION_MS = 24 * 60 * 60_000;
 /** The hooks file is compacted once it holds this many lines and more than twice what compaction keeps. */
 export const COMPACT_AT_LINES = 512;
 

@@ -3,6 +3,9 @@ import * as O from 'fp-ts/lib/Option.js';
 import type { ReportRecord } from './records.js';
 import type { DispatchState, HookState, Missed } from './state.js';
 
+/** How long a dispatch still waiting for its result is kept at all (compact.ts). */
+export const RETENTION_MS = 24 * 60 * 60_000;
+
 /** True when no result can still come for the dispatch. */
 export const isSettled = (dispatch: DispatchState): boolean => dispatch.resulted || dispatch.final;
 
@@ -56,6 +59,32 @@ export const selectWaiting = (
 ): O.Option<DispatchState> =>
   oldestOfType(
     state.dispatches.filter((dispatch) => WAITING[kind](dispatch) && isFresh(dispatch, now, timeoutMs)),
+    agentType,
+  );
+
+/**
+ * The section a Claude Code subagent of `agentType` starting at `now` takes when no waiting one
+ * is younger than `timeoutMs`: its call waited that long on the user's permission (the hook runs
+ * before the user is asked). The newest such section of its type, else of no known type, since a
+ * call the user denied, which never starts, was asked about before the one now started; none
+ * older than a compacted hooks file keeps (`RETENTION_MS`).
+ */
+export const selectLateSection = (
+  state: HookState,
+  agentType: string | undefined,
+  now: number,
+  timeoutMs: number,
+): O.Option<DispatchState> =>
+  oldestOfType(
+    state.dispatches
+      .filter(
+        (dispatch) =>
+          WAITING.section(dispatch) &&
+          dispatch.record.join === 'tool' &&
+          !isFresh(dispatch, now, timeoutMs) &&
+          isFresh(dispatch, now, RETENTION_MS),
+      )
+      .reverse(),
     agentType,
   );
 

@@ -12,6 +12,7 @@ import {
   isAwaitingToolResult,
   isSettled,
   selectDispatchOfAgent,
+  selectLateSection,
   selectMissed,
   selectWaiting,
 } from '../../../src/live/hook/select.js';
@@ -27,6 +28,11 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
           selectWaiting(state, kind, type, now, timeoutMs),
         ),
       ),
+    ),
+  ),
+  late: TYPES.map((type) =>
+    O.toUndefined(
+      O.map((found: { record: { key: string } }) => found.record.key)(selectLateSection(state, type, now, timeoutMs)),
     ),
   ),
   agents: AGENTS.map((agentId) =>

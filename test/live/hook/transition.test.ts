@@ -212,6 +212,46 @@ describe('the hook transition, by example', () => {
     expect(run(stopped.state, stop, 3_000).effects).toEqual([]);
   });
 
+  it('a Claude Code subagent starting past the wait, its call held by the permission prompt, takes the newest section of its type', () => {
+    // A host that ignores the rewrite: sections wait for SubagentStart. Call a was denied; call b
+    // waited on the user past the wait.
+    const waiting = (key: string, at: number, join: 'tool' | 'agent' = 'tool'): HookRecord => ({
+      type: 'dispatch',
+      key,
+      taskId: key,
+      line: at,
+      agentType: 'worker',
+      sessionContext: `${SECTION} ${key}`,
+      channel: 'start',
+      join,
+      at,
+    });
+    const state = foldHookRecords([waiting('toolu_a', 1_000), waiting('toolu_b', 2_000)]);
+    const start = (agentId: string, now: number) =>
+      onEvent(state, { event: 'SubagentStart', sessionId: SESSION, agentId, agentType: 'worker' }, now);
+    const late = start('a2', 2_000 + TIMEOUT + 1);
+    expect(late.output).toEqual({
+      hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${SECTION} toolu_b` },
+    });
+    expect(late.records).toEqual([{ type: 'claim', key: 'toolu_b', agentId: 'a2', at: 2_000 + TIMEOUT + 1 }]);
+    // A section made within the wait goes first: the subagent of that call is the one starting.
+    const fresh = applyHookRecords(state, [waiting('toolu_c', 2_000 + TIMEOUT)]);
+    const started = onEvent(
+      fresh,
+      { event: 'SubagentStart', sessionId: SESSION, agentId: 'a3', agentType: 'worker' },
+      2_000 + TIMEOUT + 1,
+    );
+    expect(started.records).toEqual([expect.objectContaining({ key: 'toolu_c' })]);
+    // A Codex spawn starts at once: one whose subagent did not start within the wait never will.
+    const codexState = foldHookRecords([waiting('call_1', 1_000, 'agent')]);
+    const codexStart = onEvent(
+      codexState,
+      { event: 'SubagentStart', sessionId: SESSION, agentId: 'a4', agentType: 'worker' },
+      1_000 + TIMEOUT + 1,
+    );
+    expect(codexStart.output).toBeUndefined();
+  });
+
   it('a report no call named in time is recorded under its agent, and the user is told', () => {
     const state = foldHookRecords([{ type: 'report', agentId: 'a9', text: RESULT('3'), source: 'stop', at: 0 }]);
     const early = onEvent(state, { event: 'PostToolUseFailure', sessionId: SESSION, toolName: 'Agent' }, TIMEOUT);
