@@ -62,5 +62,10 @@ export const decideEvent = (
   // A call's end that names an agent, however late, records that agent's report under its task.
   settleExpiredReports(turn, event.event === 'PostToolUse' ? event.response.agentId : undefined);
   const output = decide(event, turn);
-  return { records: turn.records, effects: turn.effects, ...(output === undefined ? {} : { output }) };
+  return {
+    records: turn.records,
+    effects: turn.effects,
+    ...(output === undefined ? {} : { output }),
+    ...(output === undefined || turn.outputNeedsRecords === undefined ? {} : { outputNeedsRecords: true }),
+  };
 };

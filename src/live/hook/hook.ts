@@ -264,6 +264,8 @@ interface Turn {
   readonly records: ReadonlyArray<HookRecord>;
   readonly said: ReadonlyArray<SayEffect>;
   readonly output?: Readonly<Record<string, unknown>>;
+  /** True when the output may be printed only where the hooks file took `records` (`HookStep`). */
+  readonly outputNeedsRecords: boolean;
 }
 
 /**
@@ -282,10 +284,14 @@ const runTurn = async (
   const said: SayEffect[] = [];
   let state = read;
   let output: Readonly<Record<string, unknown>> | undefined;
+  let outputNeedsRecords = false;
   const take = async (step: HookStep): Promise<void> => {
     state = step.state;
     records.push(...step.records);
-    output = step.output ?? output;
+    if (step.output !== undefined) {
+      output = step.output;
+      outputNeedsRecords = step.outputNeedsRecords === true;
+    }
     for (const effect of step.effects)
       if (effect.type === 'say') said.push(effect);
       else {
@@ -295,8 +301,18 @@ const runTurn = async (
       }
   };
   await take(hookTransition(read, { type: 'event', event }, now, settings));
-  return { state, records, said, ...(output === undefined ? {} : { output }) };
+  return { state, records, said, outputNeedsRecords, ...(output === undefined ? {} : { output }) };
 };
+
+/**
+ * What a turn under the lock leaves: the output to print, whether the hooks file was written (to
+ * flush it), and why it did not take the turn's records, where the output stands without them.
+ */
+interface Locked {
+  readonly output: Readonly<Record<string, unknown>> | undefined;
+  readonly written: boolean;
+  readonly refused?: SessionError;
+}
 
 /**
  * Runs one event under the lock of its session's hooks file: reads the state, runs the turn,
@@ -325,7 +341,7 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
   };
   const messages: string[] = [];
   const notices: string[] = [];
-  const locked = await withLogLock(file, { staleMs }, async (stillLocked) => {
+  const locked = await withLogLock(file, { staleMs }, async (stillLocked): Promise<E.Either<SessionError, Locked>> => {
     const read = await readLog(file, 0);
     if (E.isLeft(read)) return read;
     if (read.right.tail > 0) {
@@ -365,19 +381,26 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
     }
     if (turn.records.length === 0) return E.right({ output: turn.output, written: noted });
     const safe = stillLocked();
-    if (E.isLeft(safe)) return safe;
-    const appended = await appendToLog(file, formatHookRecords(turn.records));
-    if (E.isLeft(appended)) return appended;
+    const appended = E.isLeft(safe) ? safe : await appendToLog(file, formatHookRecords(turn.records));
+    // The records the file could not take are lost, but not an output that stands without them:
+    // a rewrite or a section its call named the agent for, whose prompt's line the log holds.
+    if (E.isLeft(appended))
+      return turn.output === undefined || turn.outputNeedsRecords
+        ? appended
+        : E.right({ output: turn.output, written: noted, refused: appended.left });
     const compacted = selectCompaction(turn.state, now);
     if (O.isNone(compacted)) return E.right({ output: turn.output, written: true });
     const rewritten = writeHooksFile(file, formatHookRecords(compacted.value));
     if (E.isLeft(rewritten)) messages.push(line(sessionFailure('compacting the hooks file', rewritten.left)));
     return E.right({ output: turn.output, written: false });
   });
-  if (E.isLeft(locked)) {
-    const said = line(sessionFailure(about, locked.left));
-    return { messages: [...messages, said], notices: [...notices, said] };
+  const refused = E.isLeft(locked) ? locked.left : locked.right.refused;
+  if (refused !== undefined) {
+    const said = line(sessionFailure(about, refused));
+    messages.push(said);
+    notices.push(said);
   }
+  if (E.isLeft(locked)) return { messages, notices };
   if (locked.right.written) {
     const flushed = flushLog(file, true);
     if (E.isLeft(flushed)) messages.push(line(sessionFailure(about, flushed.left)));

@@ -113,6 +113,12 @@ export interface HookDecision {
   readonly records: ReadonlyArray<HookRecord>;
   readonly effects: ReadonlyArray<HookEffect>;
   readonly output?: Readonly<Record<string, unknown>>;
+  /**
+   * True when the output may be printed only where the hooks file took the records: a section a
+   * subagent took by its type, which the next subagent of that type would be handed again were
+   * its claim not kept. Any other output stands on records the file holds already.
+   */
+  readonly outputNeedsRecords?: true;
 }
 
 /** What one input does: the state after, the records to append, the effects to run, the output to print. */
@@ -121,4 +127,6 @@ export interface HookStep {
   readonly records: ReadonlyArray<HookRecord>;
   readonly effects: ReadonlyArray<HookEffect>;
   readonly output?: Readonly<Record<string, unknown>>;
+  /** As `HookDecision`'s. */
+  readonly outputNeedsRecords?: true;
 }

@@ -119,6 +119,7 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
     return undefined;
   }
   const { record } = claimable.value;
+  turn.outputNeedsRecords = true;
   turn.records.push({
     type: 'claim',
     key: record.key,

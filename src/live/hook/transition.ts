@@ -190,5 +190,6 @@ export const hookTransition = (
     records: decision.records,
     effects: decision.effects,
     ...(decision.output === undefined ? {} : { output: decision.output }),
+    ...(decision.outputNeedsRecords === undefined ? {} : { outputNeedsRecords: decision.outputNeedsRecords }),
   };
 };

@@ -35,6 +35,8 @@ export interface Turn {
   readonly settings: HookSettings;
   readonly records: HookRecord[];
   readonly effects: HookEffect[];
+  /** Set where the output may be printed only once the records are in the hooks file (`HookDecision`). */
+  outputNeedsRecords?: true;
 }
 
 /** Tells the user `said` (in the transcript too, unless `notice` is false). */

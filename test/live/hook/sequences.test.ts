@@ -8,7 +8,7 @@
  * this process (a process costs up to a second on a loaded machine).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { cpSync, linkSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +28,7 @@ import {
   routed,
   type Send,
 } from './host.js';
+import { expectHandedAsReplayed, type Handed, handing } from './handed.js';
 
 const SESSION = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
 
@@ -411,18 +412,26 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
   const shownOf = (rewrite: Host): Call[] =>
     rewrite === 'ignores' ? [workCall(5, 0, 'mike/shown.txt', 'worker')] : [];
   /** A project holding the seeds' results (and the call that showed the rewrite ignored), made once per host. */
-  const templates = new Map<Host, Promise<string>>();
-  const template = (rewrite: Host): Promise<string> => {
+  interface Template {
+    readonly dir: string;
+    readonly given: ReadonlyMap<string, Given>;
+    readonly handed: ReadonlyArray<Handed>;
+    /** The task whose section the host was seen to ignore: lost, and told. */
+    readonly lost: ReadonlyArray<string>;
+  }
+  const templates = new Map<Host, Promise<Template>>();
+  const template = (rewrite: Host): Promise<Template> => {
     const made =
       templates.get(rewrite) ??
       (async () => {
         const dir = tempDir('sequence-');
         let now = Date.parse('2026-03-02T10:00:00Z');
-        const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+        const { send, handed } = handing(inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }));
         const host = claudeCode({ send, sessionId: SESSION, cwd: dir, honoursRewrite: rewrite === 'honours' });
         for (const call of [...seeds, ...shownOf(rewrite)]) await host.foreground(call);
         expect(host.notices).toHaveLength(shownOf(rewrite).length);
-        return dir;
+        const lost = host.notices.map((notice) => /rewrite_ignored: .* task (\S+) started without/u.exec(notice)?.[1]);
+        return { dir, given: host.given, handed, lost: lost.filter((task) => task !== undefined) };
       })();
     templates.set(rewrite, made);
     return made;
@@ -432,9 +441,10 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
     'orderings: %s (%s types, a host that %s the rewrite): each answer recorded once under its task, each section its own',
     async (ordering, types, rewrite) => {
       const dir = tempDir('sequence-');
-      cpSync(await template(rewrite), dir, { recursive: true });
+      const templated = await template(rewrite);
+      cpSync(templated.dir, dir, { recursive: true });
       let now = Date.parse('2026-03-02T10:30:00Z');
-      const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+      const { send, handed } = handing(inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }));
       const steps = ordering.split(' ') as ReadonlyArray<Step>;
       const host = claudeCode({
         send,
@@ -511,6 +521,13 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
       expect(told).toEqual([]);
       if (ordered) expect(host.notices.filter((notice) => notice.includes('section_mismatch'))).toEqual([]);
       expect(replayOf(dir).errors).toEqual([]);
+      expectHandedAsReplayed({
+        log: readFileSync(logOf(dir), 'utf8'),
+        given: new Map([...templated.given, ...host.given]),
+        handed: [...templated.handed, ...handed],
+        own: [...seeds.filter((call) => !templated.lost.includes(taskOf(call))), ...(ordered ? made : [])],
+        unreceived: templated.lost,
+      });
     },
   );
 });
@@ -538,9 +555,9 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     const dir = tempDir('sequence-');
     let now = Date.parse('2026-03-02T10:00:00Z');
     const advance = (ms: number) => (now += ms);
-    const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+    const { send, handed } = handing(inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }));
     const host = codex({ send, sessionId: SESSION, cwd: dir });
-    return { dir, host, advance, send };
+    return { dir, host, advance, send, handed };
   };
 
   const run = async (host: ReturnType<typeof codex>, call: Call) => {
@@ -820,7 +837,7 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
   it.each(orderings)(
     'orderings: %s (%s types): each answer recorded once under its task, each section its own',
     async (ordering, types) => {
-      const { dir, host, advance } = setUp();
+      const { dir, host, advance, handed } = setUp();
       const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker')];
       for (const call of seeds) await run(host, call);
       const first = workCall(2, 0, 'golf/seven.swift', 'worker');
@@ -852,7 +869,15 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
       // that both started before their spawns named them may take each other's.
       const at = (step: Step) => steps.indexOf(step);
       const named = (n: 1 | 2) => at(`spawned${n}`) >= 0 && at(`spawned${n}`) < at(`start${n}`);
-      if (types !== 'same' || named(1) || named(2) || at('start1') < at('start2') === at('pre1') < at('pre2')) {
+      const promised =
+        types !== 'same' || named(1) || named(2) || at('start1') < at('start2') === at('pre1') < at('pre2');
+      expectHandedAsReplayed({
+        log: readFileSync(logOf(dir), 'utf8'),
+        given: host.given,
+        handed,
+        own: [...seeds, ...(promised ? calls : [])],
+      });
+      if (promised) {
         const { prompts } = replayOf(dir);
         for (const call of [...seeds, ...calls]) {
           const own = prompts.filter((prompt) => prompt.taskId === taskOf(call)).map((prompt) => prompt.sessionContext);
@@ -957,3 +982,112 @@ describe('hook processes whose clocks disagree', { timeout: 120_000 }, () => {
     expect(modifiers).toEqual(['task:2']);
   });
 });
+
+describe.skipIf(process.platform === 'win32')(
+  'failure paths: what each subagent received is what replay of the log shows',
+  { timeout: 120_000 },
+  () => {
+    /**
+     * The events of calls 1 and 2 (one type, `worker`) on a Claude Code host that `honours` or
+     * `ignores` the rewritten prompt, or on `codex`: `pre` the call's PreToolUse, `start` its
+     * subagent's SubagentStart, `good` its stop with the answer, `end` the PostToolUse of a
+     * foreground call, `launched` that of a call sent to the background, `spawned` Codex's spawn
+     * returning with the agent's id. `jam` makes the hooks file one it never writes (a hard link to
+     * it, as a full disk would; `free` undoes it), `lock` the session log (`open` undoes it), and
+     * `late` is 11 minutes passing: a Claude Code call waits on the user's permission before its
+     * subagent starts (a Codex subagent starts at once). The last column lists the tasks whose
+     * prompt's section no subagent receives, as docs/hooks.md says: a section a subagent would take
+     * by its type at a start the hooks file could not record is not handed out (the next subagent
+     * of that type would be handed it again), and on a host that ignores the rewrite the subagent
+     * of a call made after one the user denied takes the denied call's (`section_mismatch`).
+     */
+    type Kind = 'honours' | 'ignores' | 'codex';
+    type Step =
+      | `${'pre' | 'start' | 'good' | 'end' | 'launched' | 'spawned'}${1 | 2}`
+      | 'late'
+      | 'jam'
+      | 'free'
+      | 'lock'
+      | 'open';
+    const cases: ReadonlyArray<readonly [string, Kind, ReadonlyArray<string>]> = [
+      ['jam pre1 free start1 good1 end1', 'honours', []],
+      ['jam pre1 free start1 good1 end1', 'ignores', []],
+      ['jam pre1 free start1 good1', 'codex', []],
+      ['jam pre1 free pre1 start1 good1 end1', 'honours', []],
+      ['jam pre1 free pre1 start1 good1 end1', 'ignores', []],
+      ['jam pre1 start1 good1 end1 free pre2 start2 good2 end2', 'ignores', []],
+      ['pre1 jam start1 free good1 end1', 'ignores', ['2']],
+      ['pre1 jam start1 free good1', 'codex', ['2']],
+      ['pre1 jam start1 free start1 good1', 'codex', []],
+      ['pre1 spawned1 jam start1 free good1', 'codex', []],
+      ['pre1 launched1 jam start1 free good1', 'ignores', []],
+      ['pre1 start1 jam good1 end1 free', 'ignores', []],
+      ['lock pre1 open start1 good1 end1', 'honours', []],
+      ['lock pre1 open start1 good1 end1', 'ignores', []],
+      ['lock pre1 open start1 good1', 'codex', []],
+      ['lock pre1 open pre1 start1 good1 end1', 'honours', []],
+      ['lock pre1 open pre1 start1 good1 end1', 'ignores', []],
+      ['pre1 lock start1 good1 end1 open', 'ignores', []],
+      ['pre1 lock start1 open good1', 'codex', []],
+      ['pre1 pre1 start1 start1 good1 end1 end1', 'ignores', []],
+      ['pre1 late start1 good1 end1', 'honours', []],
+      ['pre1 late start1 good1 end1', 'ignores', []],
+      ['pre1 pre1 late start1 start1 good1 end1 end1', 'ignores', []],
+      ['pre1 late launched1 start1 good1', 'ignores', []],
+      ['pre1 late pre2 start1 start2 good1 end1 good2 end2', 'ignores', []],
+      ['pre1 late pre2 start2 good2 end2 start1 good1 end1', 'ignores', []],
+      // Call 1 denied: on a host that ignores the rewrite, call 2's subagent takes its section.
+      ['pre1 pre2 start2 good2 end2', 'honours', []],
+      ['pre1 pre2 start2 good2 end2', 'ignores', ['3']],
+      ['pre1 late pre2 start2 good2 end2', 'ignores', ['2']],
+    ];
+
+    it.each(cases)('%s (%s)', async (ordering, kind, unreceived) => {
+      const dir = tempDir('sequence-');
+      let now = Date.parse('2026-03-02T10:00:00Z');
+      const { send, handed } = handing(inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }));
+      const claude =
+        kind === 'codex'
+          ? undefined
+          : claudeCode({ send, sessionId: SESSION, cwd: dir, honoursRewrite: kind === 'honours' });
+      const cx = kind === 'codex' ? codex({ send, sessionId: SESSION, cwd: dir }) : undefined;
+      const host = (claude ?? cx)!;
+      // On a host that ignores the rewrite, the call that shows it loses its section, and is told.
+      const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker'), workCall(5, 0, 'mike/shown.txt', 'worker')];
+      for (const call of seeds)
+        if (claude !== undefined) await claude.foreground(call);
+        else {
+          await cx!.pre(call);
+          await cx!.start(call);
+          await cx!.stop(call);
+        }
+      const lost = host.notices.flatMap((notice) => {
+        const task = /rewrite_ignored: .* task (\S+) started without/u.exec(notice)?.[1];
+        return task === undefined ? [] : [task];
+      });
+      const calls = [workCall(2, 0, 'golf/seven.swift', 'worker'), workCall(3, 1, 'hotel/eight.php', 'worker')];
+      const log = logOf(dir);
+      for (const step of ordering.split(' ') as ReadonlyArray<Step>) {
+        if (step === 'late') now += 11 * 60_000;
+        else if (step === 'jam' || step === 'lock') linkSync(step === 'jam' ? `${log}.hooks` : log, join(dir, step));
+        else if (step === 'free' || step === 'open') unlinkSync(join(dir, step === 'free' ? 'jam' : 'lock'));
+        else {
+          const call = calls[Number(step.slice(-1)) - 1]!;
+          const event = step.slice(0, -1) as 'pre' | 'start' | 'good' | 'end' | 'launched' | 'spawned';
+          if (event === 'good') await host.stop(call);
+          else if (claude !== undefined) {
+            if (event === 'end') await claude.finished(call);
+            else if (event !== 'spawned') await claude[event](call);
+          } else if (event === 'pre' || event === 'start' || event === 'spawned') await cx![event](call);
+        }
+      }
+      expectHandedAsReplayed({
+        log: readFileSync(log, 'utf8'),
+        given: host.given,
+        handed,
+        own: seeds.filter((call) => !lost.includes(taskOf(call))),
+        unreceived: [...lost, ...unreceived],
+      });
+    });
+  },
+);

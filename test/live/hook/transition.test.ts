@@ -197,6 +197,13 @@ describe('the hook transition, by example', () => {
       hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: SECTION },
     });
     expect(started.records).toEqual([{ type: 'claim', key: 'call_1', agentId: 'a1', at: 1_000 }]);
+    // Taken by its type: printed only where the hooks file took the claim, or the next subagent of
+    // the type would be handed it again; a section its spawn named the agent for needs no claim.
+    expect(started.outputNeedsRecords).toBe(true);
+    const named = applyHookRecords(sent.state, [{ type: 'launch', key: 'call_1', agentId: 'a1', at: 1_000 }]);
+    const own = onEvent(named, { event: 'SubagentStart', sessionId: SESSION, agentId: 'a1', agentType: 'worker' });
+    expect(own.output).toEqual(started.output);
+    expect(own.outputNeedsRecords).toBeUndefined();
     // Its stop records its answer under the call's task, once.
     const stop = {
       event: 'SubagentStop',
@@ -234,6 +241,8 @@ describe('the hook transition, by example', () => {
       hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${SECTION} toolu_b` },
     });
     expect(late.records).toEqual([{ type: 'claim', key: 'toolu_b', agentId: 'a2', at: 2_000 + TIMEOUT + 1 }]);
+    // Taken by its type: printed only once the claim is in the hooks file, or the next would take it again.
+    expect(late.outputNeedsRecords).toBe(true);
     // A section made within the wait goes first: the subagent of that call is the one starting.
     const fresh = applyHookRecords(state, [waiting('toolu_c', 2_000 + TIMEOUT)]);
     const started = onEvent(
