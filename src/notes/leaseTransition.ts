@@ -273,7 +273,12 @@ const work = (state: NotesState, user: string, session: string): NotesTransition
     return lease.outbox.length > 0 || lease.done !== undefined
       ? publish(state, user, session)
       : [withLease(state, user, session, { ...lease, held: false }), []];
-  return head.kind === 'message' ? startBatch(state, user, session) : mergeHead(state, user, session, head);
+  // What was recorded here while the call that gave the lease ran goes to the queue as the
+  // extraction starts, not once it ends: nothing moves the lease on while it runs, and a model
+  // call that outlasts a close would leave those messages in no queue at all.
+  return head.kind === 'message'
+    ? andThen(startBatch(state, user, session), (next) => publish(next, user, session))
+    : mergeHead(state, user, session, head);
 };
 
 /** Moves on every lease of `user` that is not at rest (after a save or a load of theirs settled). */

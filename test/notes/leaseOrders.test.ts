@@ -96,6 +96,33 @@ describe('two trackers on one store with leases, by orderings', () => {
     expect(merged?.map((fact) => fact.fact)).toEqual([]);
   });
 
+  it('queues a message recorded while a lease call of a store that answers later ran, as the extraction starts', async () => {
+    // As on PostgreSQL: server a records m0 and m1 at once, so m1 waits for the answer of the
+    // call that adds m0 and takes the lease. a's model never answers and a is closed; b, where a
+    // stage ends, takes the queue over once a's lease has expired, and must find m1 there.
+    const inner = memoryNotesStore({ now: () => Date.now() });
+    const store: NotesStore = {
+      ...inner,
+      leases: {
+        lease: (...call) => new Promise((resolve) => setTimeout(() => resolve(inner.leases.lease(...call)), 1)),
+      },
+    };
+    const prompts: string[] = [];
+    const a = server((prompt) => (prompts.push(prompt), new Promise<string>(() => undefined)), store, 'a');
+    const b = server((prompt) => Promise.resolve(extract(prompt)), store, 'b');
+    a.recordUserMessage('maya', 's1', 'm0');
+    a.recordUserMessage('maya', 's1', 'm1');
+    await vi.advanceTimersByTimeAsync(5);
+    expect(prompts).toHaveLength(1);
+    await until(a.close());
+    const stage = await until(b.endStage('maya', 's1'));
+    expect(stage !== undefined && E.isRight(stage)).toBe(true);
+    await until(b.close());
+    const records = await inner.load('maya', 's1');
+    const facts = E.isRight(records) ? (records.right.session.value as unknown as { facts: Fact[] }).facts : [];
+    expect(facts.map((fact) => fact.fact)).toEqual(['Said m0', 'Said m1']);
+  });
+
   it('lose no message, never go back to an older list, say no fact twice and keep the correction told last', async () => {
     await fc.assert(
       fc.asyncProperty(
