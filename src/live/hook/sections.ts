@@ -7,6 +7,7 @@ import { nameId } from '../session/id.js';
 import { CLAUDE_SUBAGENT_TOOLS, selectTaskId, type SubagentDispatch, type SubagentStarted } from './payload.js';
 import type { DispatchRecord } from './records.js';
 import { isAgentSettled, selectDispatchOfAgent, selectLateSection, selectWaiting } from './select.js';
+import type { DispatchState } from './state.js';
 import { say, type Turn } from './turn.js';
 
 /** The prompt with its section in front, as the subagent gets it. */
@@ -106,10 +107,14 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
     // only if its copy is gone).
     return dispatch.claimedBy === event.agentId ? section(dispatch.record.sessionContext) : undefined;
   }
-  // A section older than the wait is a call's that waited on the user, for a subagent newly started only.
-  const claimable = O.alt(() => (resumed ? O.none : selectLateSection(state, event.agentType, now, timeoutMs)))(
-    selectWaiting(state, 'section', event.agentType, now, timeoutMs),
-  );
+  // A section older than the wait is a call's that waited on the user; for a subagent resumed,
+  // one made since the call it worked for (its new call's), never a denied call's from before.
+  const since = O.isSome(link) && resumed ? link.value.dispatch.record.at : -Infinity;
+  const late = () =>
+    O.filter((found: DispatchState) => found.record.at > since)(
+      selectLateSection(state, event.agentType, now, timeoutMs),
+    );
+  const claimable = O.alt(late)(selectWaiting(state, 'section', event.agentType, now, timeoutMs));
   if (O.isNone(claimable)) {
     if (resumed) return undefined;
     // Its section went in its prompt; remember whose it most likely is, in case its call never names it.
