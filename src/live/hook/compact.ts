@@ -23,7 +23,8 @@ const isSettledKey = (state: HookState, key: string): boolean => {
  * The records that leave the same state for every decision still to be made: live dispatches
  * with what happened to them, waiting reports, the results the session did not record, the
  * latest observation, and markers for the most
- * recent settled dispatches and agents (a repeated stop of one of them stays a no-op). A
+ * recent settled dispatches and agents (a repeated stop of one of them stays a no-op), with the
+ * Claude Code call each such agent worked for (one resumed later starts after it). A
  * dispatch still waiting for its result after `retentionMs` at `now` is dropped (its subagent
  * has long stopped), and settled dispatches past the most recent KEPT_SETTLED leave no marker.
  */
@@ -31,6 +32,25 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   const live = state.dispatches.filter((dispatch) => !isSettled(dispatch) && now - dispatch.record.at <= retentionMs);
   const settled = state.dispatches.filter(isSettled).slice(-KEPT_SETTLED);
   const records: HookRecord[] = [];
+  // The subagent of a settled Claude Code call may be resumed by a call of its own, which its
+  // start tells by the call it worked for (sections.ts): that call stays known, and the agent's
+  // link to it, first, so a live call's claim links it to none other. Its section is left out:
+  // nothing hands it out or checks it once the call is over.
+  const linkedTo = new Map<string, string[]>();
+  for (const [agentId, { key }] of Object.entries(state.agents))
+    linkedTo.set(key, [...(linkedTo.get(key) ?? []), agentId]);
+  for (const { record } of settled) {
+    const agents = linkedTo.get(record.key) ?? [];
+    if (record.join !== 'tool' || agents.length === 0) continue;
+    records.push({ ...record, sessionContext: '' });
+    for (const agentId of agents)
+      records.push({
+        type: state.agents[agentId]?.exact === true ? 'launch' : 'claim',
+        key: record.key,
+        agentId,
+        at: record.at,
+      });
+  }
   const claims: ClaimRecord[] = [];
   for (const dispatch of live) {
     const { record } = dispatch;

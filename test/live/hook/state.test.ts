@@ -17,6 +17,8 @@ import {
   selectWaiting,
 } from '../../../src/live/hook/select.js';
 import { foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
+import { hookTransition } from '../../../src/live/hook/transition.js';
+import type { HookInput } from '../../../src/live/hook/model.js';
 import { AGENTS, KEYS, record, TYPES, wellFormed } from './arbitraries.js';
 
 /** Every answer a later event can ask of the state. */
@@ -37,7 +39,17 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
   ),
   agents: AGENTS.map((agentId) =>
     isAgentSettled(state, agentId)
-      ? 'settled'
+      ? // A settled Claude Code subagent starting again is resumed, after the call it worked for.
+        [
+          'settled',
+          O.toUndefined(
+            O.map(({ dispatch }: { dispatch: HookState['dispatches'][number] }) => dispatch.record)(
+              O.filter(
+                ({ dispatch }: { dispatch: HookState['dispatches'][number] }) => dispatch.record.join === 'tool',
+              )(selectDispatchOfAgent(state, agentId)),
+            ),
+          )?.at,
+        ]
       : O.toUndefined(
           O.map(({ dispatch, exact }: { dispatch: HookState['dispatches'][number]; exact: boolean }) => [
             dispatch.record.key,
@@ -118,6 +130,41 @@ describe('the hooks file state', () => {
     const compacted = foldHookRecords(compactHookRecords(foldHookRecords(records), 0, 1));
     expect(compacted.agents['a3']).toEqual({ key: 'line:4', exact: false });
     expect(compacted.byKey['toolu_c']?.claimedBy).toBe('a3');
+  });
+
+  it("keeps the call a settled Claude Code subagent worked for, so one resumed once the file is compacted takes its new call's section", () => {
+    // A host that ignores the rewrite: sections wait for SubagentStart. a1 answered toolu_a; the
+    // foreground call toolu_b resumes it, and names it only at its end.
+    const waiting = (key: string, at: number): HookRecord => ({
+      type: 'dispatch',
+      key,
+      taskId: key,
+      line: at,
+      agentType: 'worker',
+      sessionContext: `[Session Context]\n- ${key}`,
+      channel: 'start',
+      join: 'tool',
+      at,
+    });
+    const records: HookRecord[] = [
+      waiting('toolu_a', 1_000),
+      { type: 'claim', key: 'toolu_a', agentId: 'a1', at: 1_001 },
+      { type: 'launch', key: 'toolu_a', agentId: 'a1', at: 1_002 },
+      { type: 'result', key: 'toolu_a', agentId: 'a1', taskId: 'toolu_a', at: 1_002 },
+      { type: 'end', key: 'toolu_a', final: true, at: 1_002 },
+      waiting('toolu_b', 2_000),
+    ];
+    const full = foldHookRecords(records);
+    const compacted = foldHookRecords(compactHookRecords(full, 3_000, 1_000_000));
+    const start: HookInput = {
+      type: 'event',
+      event: { event: 'SubagentStart', sessionId: 's1', agentId: 'a1', agentType: 'worker' },
+    };
+    for (const state of [full, compacted]) {
+      const started = hookTransition(state, start, 3_000);
+      expect(started.records).toEqual([{ type: 'claim', key: 'toolu_b', agentId: 'a1', at: 3_000 }]);
+      expect(isAgentSettled(state, 'a1')).toBe(true);
+    }
   });
 
   it('takes ids every object has a property of (constructor, toString, __proto__) as ids like any other', () => {
