@@ -229,7 +229,7 @@ const answer = async (
   if (effect.type === 'compile') return compile(effect, session, note, now);
   // The request's time is the session's clock (`SessionSource`): a result sent again with the
   // time its line was about to be written with is known by that line, and by nothing else, so
-  // another dispatch's result of the same text is recorded too.
+  // another dispatch's result of the same text is recorded too (but one an older release noted).
   const { at, ...request } = effect.request;
   let sentAt: number | undefined;
   let unnoted = false;
@@ -239,7 +239,9 @@ const answer = async (
     unnoted = E.isLeft(noted);
     return noted;
   };
-  const sent = await ask(session, at, (live) => live.ingestResult(request, { byContent: false, accept: noteSent }));
+  const sent = await ask(session, at, (live) =>
+    live.ingestResult(request, { byContent: effect.byContent === true, accept: noteSent }),
+  );
   // The last event that brings the result sends it without the note rather than lose it, at its
   // own time, not moved: a later send of the same text at that time (its kept stop, once past
   // its wait, where the hooks file takes records again) is known as that line.

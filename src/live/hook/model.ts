@@ -66,6 +66,11 @@ export interface IngestEffect {
    * where the hooks file cannot take its note, rather than lost.
    */
   readonly final?: true;
+  /**
+   * True where the result is sent again as an older release noted it (`MissRecord.stamped`):
+   * known by its content too, as its task's last result.
+   */
+  readonly byContent?: true;
 }
 
 /** What the shell does for a transition, in order. */

@@ -109,6 +109,13 @@ export interface MissRecord {
   readonly digest: string;
   readonly retry: boolean;
   readonly sentAt: number;
+  /**
+   * True where `sentAt` is the time the session was about to write the line with. An older
+   * release noted the hook's own time, which the session may have moved past the log's last
+   * event: a result it noted is known, sent again, by that time or by its content, as its task's
+   * last result, as that release knew it.
+   */
+  readonly stamped?: true;
   readonly at: number;
 }
 
@@ -173,6 +180,7 @@ const HookRecordSchema = z.discriminatedUnion('type', [
     digest: Text,
     retry: z.boolean(),
     sentAt: Time,
+    stamped: z.literal(true).optional(),
     at: Time,
   }),
   z.object({ type: z.literal('observe'), key: Text, rewrite: z.enum(['honoured', 'ignored']), at: Time }),

@@ -30,7 +30,7 @@ export interface AgentLink {
 }
 
 /** A result the session did not record: its text's digest, and whether that text is to be sent again (`MissRecord`). */
-export type Missed = Pick<MissRecord, 'digest' | 'retry' | 'sentAt'>;
+export type Missed = Pick<MissRecord, 'digest' | 'retry' | 'sentAt' | 'stamped'>;
 
 /** The state the records of a hooks file leave. */
 export interface HookState {
@@ -157,7 +157,12 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
         break;
       }
       case 'missed': {
-        const missed: Missed = Object.freeze({ digest: record.digest, retry: record.retry, sentAt: record.sentAt });
+        const missed: Missed = Object.freeze({
+          digest: record.digest,
+          retry: record.retry,
+          sentAt: record.sentAt,
+          ...(record.stamped === true ? { stamped: true } : {}),
+        });
         if (record.key !== undefined) missedKeys[record.key] = missed;
         if (record.agentId !== undefined) {
           missedAgents[record.agentId] = missed;

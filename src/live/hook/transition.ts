@@ -122,7 +122,7 @@ export const missedRecord = (
   effect: IngestEffect,
   retry: boolean,
   now: number,
-  sentAt: number | undefined = effect.request.at,
+  sentAt: number | undefined,
 ): MissRecord => {
   const [mark] = effect.marks;
   return {
@@ -132,6 +132,8 @@ export const missedRecord = (
     digest: effect.digest,
     retry,
     sentAt: sentAt ?? effect.request.at,
+    // Without a line planned, the time it is sent with: an older release's stays its own.
+    ...(sentAt !== undefined || effect.byContent !== true ? { stamped: true } : {}),
     at: now,
   };
 };

@@ -62,7 +62,8 @@ export interface ResultToRecord {
  * Asks the session to record a subagent's result; it is marked recorded (`marks`, and the extra
  * `alsoMarks`) once the session answers that it is (transition.ts). A text the session refused
  * before for the same agent or dispatch is not sent again (the user was told then); a text it
- * failed to record in passing is sent again with the time its line was to be written with. A result whose own
+ * failed to record in passing is sent again with the time its line was to be written with (one
+ * an older release noted, with its own time, known by its content too). A result whose own
  * `task_id` differs from the task it lands on is told to the user (transition.ts): the facts are
  * bound to the task of the call it answered.
  */
@@ -91,6 +92,7 @@ export const recordResult = (turn: Turn, result: ResultToRecord, alsoMarks: Read
       marks: [mark, ...alsoMarks],
       digest,
       ...(result.final === true ? { final: true } : {}),
+      ...(missed !== undefined && missed.stamped !== true ? { byContent: true } : {}),
     });
     return;
   }

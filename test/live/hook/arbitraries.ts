@@ -65,6 +65,7 @@ const anyRecord = fc.oneof(
       digest: fc.constantFrom('d1', 'd2'),
       retry: fc.boolean(),
       sentAt: at,
+      stamped: optional(fc.constant(true as const)),
       at,
     })
     .map(strip),

@@ -8,7 +8,7 @@
  * this process (a process costs up to a second on a loaded machine).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, linkSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, linkSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,8 @@ import { replayHistory, selectValidFacts } from '../../../src/index.js';
 import { memorySessionStore } from '../../../src/live/session/memoryStore.js';
 import type { SessionStore } from '../../../src/live/session/store.js';
 import { runHook } from '../../../src/live/hook/hook.js';
+import { digestOf } from '../../../src/live/hook/turn.js';
+import { openSession } from '../../../src/live/session/session.js';
 import { tempDir } from '../../tempDirs.js';
 import {
   binary,
@@ -702,6 +704,40 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
       'prompt',
       'golf/seven.swift',
     ]);
+  });
+
+  it('a result an older release noted as sent, with its own time, and whose line landed stamped later, is recorded once when sent again', async () => {
+    // An older release noted a result as sent with the hook's time, not its line's; the session
+    // stamped the line after an event an hour ahead, and the hook was killed before it marked the
+    // result recorded. The agent's next stop, in this release, sends it again with that time.
+    const dir = tempDir('sequence-');
+    const store = memorySessionStore();
+    let now = Date.parse('2026-03-02T10:00:00Z');
+    const send = inProcess({ cwd: dir, projectDir: dir, store, clock: () => (now += 1000) });
+    const host = codex({ send, sessionId: SESSION, cwd: dir });
+    const call = workCall(2, 0, 'golf/seven.swift', 'worker');
+    await host.pre(call);
+    await host.start(call);
+    const ahead = Date.parse('2026-03-02T11:00:00Z');
+    expect(
+      E.isRight(await store.append(SESSION, 1, [JSON.stringify({ type: 'compact', maxFacts: 100, at: ahead })])),
+    ).toBe(true);
+    const sentAt = (now += 1000);
+    const hooks = join(dir, '.fact-tracker', 'sessions', `${SESSION}.jsonl.hooks`);
+    const missed = { type: 'missed', key: call.toolUseId, agentId: call.agentId, digest: digestOf(call.answer) };
+    appendFileSync(hooks, `${JSON.stringify({ ...missed, retry: true, sentAt, at: sentAt })}\n`);
+    const older = await openSession(SESSION, { store, clock: () => sentAt });
+    if (E.isLeft(older)) throw new Error(older.left.message);
+    const landed = await older.right.ingestResult({ role: 'implementer', taskId: '2', output: call.answer });
+    expect(E.isRight(landed) && landed.right.line).toBe(3);
+    await host.stop(call);
+    await host.stop(call);
+    const read = await store.read(SESSION, 0);
+    const events = E.isRight(read)
+      ? read.right.lines.map(({ text }) => (JSON.parse(text) as { type: string }).type)
+      : [];
+    expect(events).toEqual(['prompt', 'compact', 'dispatch']);
+    expect(host.notices).toEqual([]);
   });
 
   it("a call's end that fails to record in passing a result its host did not name the agent of leaves no report to be recorded later under the agent's task", async () => {
