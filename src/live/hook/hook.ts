@@ -2,7 +2,8 @@
  * `fact-tracker hook`: one hook event of Claude Code or Codex in, at most one JSON object out.
  * The shell of the hook's transition (transition.ts): under the lock of its session's hooks
  * file it reads the state, runs the transition on the event and the session's answers, appends
- * the records it returned and prints its output. A memory tool must never block the user's
+ * the records it returned (the record of a prompt's call and the note of a result before the
+ * session writes their line) and prints its output. A memory tool must never block the user's
  * work, so nothing here fails the hook: every problem becomes a line for standard error, and
  * the ones the user should know about also a `systemMessage`; the agent carries on.
  */
@@ -318,7 +319,8 @@ interface Locked {
 
 /**
  * Runs one event under the lock of its session's hooks file: reads the state, runs the turn,
- * appends the records it made and flushes them, and compacts the file when it has grown well
+ * appends the records it made (some before the session writes the line they are about: `Note`)
+ * and flushes them, and compacts the file when it has grown well
  * past what it must keep. The hook commands of parallel subagents run at once; the lock makes
  * each of them see the others' records.
  */

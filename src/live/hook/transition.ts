@@ -114,9 +114,10 @@ const PASSING_CODES: ReadonlySet<string> = new Set<string>([
 
 /**
  * The mark that the result of `effect` is not recorded: for good (`retry` false), or to be sent
- * again as it was, with the time it was sent at (`sentAt`), so that a line that reached the log
- * all the same is known as it. The shell writes it with `retry`, and the time the session is
- * about to write its line with, before the session writes it too (hook.ts).
+ * again as it was, with the time the session was about to write its line with (`sentAt`, where
+ * it planned one; else the time it was sent with), so that a line that reached the log all the
+ * same is known as it. The shell writes it with `retry` and that time before the session writes
+ * the line too (hook.ts).
  */
 export const missedRecord = (
   effect: IngestEffect,
