@@ -6,7 +6,7 @@ import { LIMIT_CODES, MAX_PROMPT_LENGTH } from '../session/limits.js';
 import { nameId } from '../session/id.js';
 import { CLAUDE_SUBAGENT_TOOLS, selectTaskId, type SubagentDispatch, type SubagentStarted } from './payload.js';
 import type { DispatchRecord } from './records.js';
-import { isAgentSettled, selectDispatchOfAgent, selectLateSection, selectWaiting } from './select.js';
+import { isAgentSettled, selectDispatchOfAgent, selectLateWaiting, selectWaiting } from './select.js';
 import type { DispatchState } from './state.js';
 import { say, type Turn } from './turn.js';
 
@@ -112,13 +112,17 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
   const since = O.isSome(link) && resumed ? link.value.dispatch.record.at : -Infinity;
   const late = () =>
     O.filter((found: DispatchState) => found.record.at > since)(
-      selectLateSection(state, event.agentType, now, timeoutMs),
+      selectLateWaiting(state, 'section', event.agentType, now, timeoutMs),
     );
   const claimable = O.alt(late)(selectWaiting(state, 'section', event.agentType, now, timeoutMs));
   if (O.isNone(claimable)) {
     if (resumed) return undefined;
-    // Its section went in its prompt; remember whose it most likely is, in case its call never names it.
-    const guess = selectWaiting(state, 'guess', event.agentType, now, timeoutMs);
+    // Its section went in its prompt; remember whose it most likely is, in case its call never names
+    // it, and so that its stop waits for its call's end, which records its answer (a call allowed
+    // past the wait too: the end of one no subagent is known for would record it a second time).
+    const guess = O.alt(() => selectLateWaiting(state, 'guess', event.agentType, now, timeoutMs))(
+      selectWaiting(state, 'guess', event.agentType, now, timeoutMs),
+    );
     if (O.isSome(guess) && event.agentId !== undefined)
       turn.records.push({ type: 'claim', key: guess.value.record.key, agentId: event.agentId, at: now });
     return undefined;

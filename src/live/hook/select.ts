@@ -63,14 +63,15 @@ export const selectWaiting = (
   );
 
 /**
- * The section a Claude Code subagent of `agentType` starting at `now` takes when no waiting one
- * is younger than `timeoutMs`: its call waited that long on the user's permission (the hook runs
- * before the user is asked). The newest such section of its type, else of no known type, since a
- * call the user denied, which never starts, was asked about before the one now started; none
- * older than a compacted hooks file keeps (`RETENTION_MS`).
+ * What a Claude Code subagent of `agentType` starting at `now` is paired with when nothing
+ * waiting is younger than `timeoutMs` (`selectWaiting`): its call waited that long on the user's
+ * permission (the hook runs before the user is asked). The newest such dispatch of its type,
+ * else of no known type, since a call the user denied, which never starts, was asked about
+ * before the one now started; none older than a compacted hooks file keeps (`RETENTION_MS`).
  */
-export const selectLateSection = (
+export const selectLateWaiting = (
   state: HookState,
+  kind: keyof typeof WAITING,
   agentType: string | undefined,
   now: number,
   timeoutMs: number,
@@ -79,7 +80,7 @@ export const selectLateSection = (
     state.dispatches
       .filter(
         (dispatch) =>
-          WAITING.section(dispatch) &&
+          WAITING[kind](dispatch) &&
           dispatch.record.join === 'tool' &&
           !isFresh(dispatch, now, timeoutMs) &&
           isFresh(dispatch, now, RETENTION_MS),

@@ -386,6 +386,8 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
     ['pre1 start1 good1 end1 pre4 start4 good4 end4', 'one', 'honours'],
     ['pre1 start1 good1 end1 late pre4 start4 late good4 end4', 'one', 'ignores'],
     ['pre1 start1 good1 end1 pre4 late start4 good4 end4', 'one', 'ignores'],
+    ['pre1 late start1 good1 end1', 'one', 'honours'],
+    ['pre1 late start1 good1 bare1', 'one', 'honours'],
     ['pre1 start1 launched1 good1 late pre4 launched4 start4 good4', 'one', 'honours'],
     ['pre1 start1 launched1 good1 pre4 start4 launched4 none4 good4', 'one', 'ignores'],
     ['pre1 pre2 start1 start2 good2 end2 good1 end1', 'same', 'ignores'],

@@ -12,7 +12,7 @@ import {
   isAwaitingToolResult,
   isSettled,
   selectDispatchOfAgent,
-  selectLateSection,
+  selectLateWaiting,
   selectMissed,
   selectWaiting,
 } from '../../../src/live/hook/select.js';
@@ -32,9 +32,13 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
       ),
     ),
   ),
-  late: TYPES.map((type) =>
-    O.toUndefined(
-      O.map((found: { record: { key: string } }) => found.record.key)(selectLateSection(state, type, now, timeoutMs)),
+  late: TYPES.flatMap((type) =>
+    (['section', 'guess'] as const).map((kind) =>
+      O.toUndefined(
+        O.map((found: { record: { key: string } }) => found.record.key)(
+          selectLateWaiting(state, kind, type, now, timeoutMs),
+        ),
+      ),
     ),
   ),
   agents: AGENTS.map((agentId) =>
