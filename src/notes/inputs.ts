@@ -80,9 +80,12 @@ export interface NotesLoaded {
   readonly outcome: E.Either<NotesStoreFailure, NotesRecords>;
   /**
    * The answer of a load the runner gave up on, as failed, after its bound: taken only while no
-   * other load of the session runs, and only the records newer than those the machine knows.
+   * other load of the session runs and the session was not let go of since, and only the records
+   * newer than those the machine knows.
    */
   readonly late?: true;
+  /** A failed answer standing for a load the runner gave up on after its bound: its `late` answer may follow. */
+  readonly givenUp?: true;
 }
 
 /** The store answered the running save of `user`. */

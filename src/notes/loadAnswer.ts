@@ -20,6 +20,7 @@ import {
   withUserNotes,
 } from './ledger.js';
 import {
+  givenUpField,
   type NotesState,
   type NotesUserStorage,
   selectProfileRewrite,
@@ -187,6 +188,21 @@ const withoutStaleRewrites = (storage: NotesUserStorage): NotesUserStorage => {
 };
 
 /**
+ * The `givenUp` field of the storage that replaces `storage` after a load's answer: `key` added
+ * when the answer gives the load up (its late answer may follow), taken out when it is that late
+ * answer, else as it was.
+ */
+const givenUpAfter = (
+  storage: NotesUserStorage,
+  key: string,
+  input: NotesLoaded,
+): { givenUp?: ReadonlyArray<string> } => {
+  const before = storage.givenUp ?? [];
+  const others = before.filter((other) => other !== key);
+  return givenUpField(input.givenUp === true ? [...others, key] : input.late === true ? others : before);
+};
+
+/**
  * The records of a late load answer (`NotesLoaded.late`) with each one no newer than the version the
  * machine knows given that version, which reads as known (not taken): the tracker may have saved
  * newer ones since the load was sent.
@@ -214,23 +230,30 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
   const { user, session, late } = input;
   const storage = selectUserStorage(state, user);
   const key = storedKey(session);
-  // A late answer is older than what a load running now will bring, and a failure was taken already.
-  if (late === true ? storage.loading.includes(key) || E.isLeft(input.outcome) : !storage.loading.includes(key))
-    return [state, []];
+  // A late answer is older than what a load running now will bring, and a failure was taken already;
+  // of a session let go of since, it is no newer than what the tracker saved there and forgot.
+  const taken =
+    late === true
+      ? !storage.loading.includes(key) && E.isRight(input.outcome) && storage.givenUp?.includes(key) === true
+      : storage.loading.includes(key);
+  if (!taken) return [state, []];
   const outcome = late === true ? E.map(notOlder(storage, key))(input.outcome) : input.outcome;
   const loading = storage.loading.filter((other) => other !== key);
+  const givenUp = givenUpAfter(storage, key, input);
   if (E.isLeft(outcome)) {
     // Nothing is saved at once on a failed load: a save waiting for this load (after a conflict)
     // would meet the same record again, and load again, without end while loads fail and saves
     // work. The changes wait, as after a failed save, for the next change or a holder's retry.
     // A load the save after a conflict waited for: that attempt ends here, as a failed save's does.
+    const { givenUp: _before, ...kept } = storage.backingOff === undefined ? attemptEnded(storage) : storage;
     const next = {
-      ...(storage.backingOff === undefined ? attemptEnded(storage) : storage),
+      ...kept,
       loading,
       sessions: PMap.set(storage.sessions, key, PMap.get(storage.sessions, key) ?? 0),
       merged: PMap.set(storage.merged, key, PMap.get(storage.merged, key) ?? false),
       settledChanges: storage.changes,
       unloaded: [...(storage.unloaded ?? []).filter((other) => other !== key), key],
+      ...givenUp,
     };
     return [withStorage(state, user, next), [reported(user, outcome.left)]];
   }
@@ -300,12 +323,20 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     profile: profileRead.foreign === undefined ? storage.foreign?.profile : profileRead.foreign,
   };
   // The version of a record not read is not taken as read, so no save is ever made over it.
-  const { unreadable: _before, foreign: _foreignBefore, unloaded: failedBefore, profileStale, ...rest } = kept;
+  const {
+    unreadable: _before,
+    foreign: _foreignBefore,
+    unloaded: failedBefore,
+    givenUp: _late,
+    profileStale,
+    ...rest
+  } = kept;
   const unloaded = (failedBefore ?? []).filter((other) => other !== key);
   const next: NotesUserStorage = {
     ...rest,
     loading,
     ...(unloaded.length === 0 ? {} : { unloaded }),
+    ...givenUp,
     ...(profileStale === undefined || rebuilding ? {} : { profileStale }),
     sessions: PMap.set(
       storage.sessions,

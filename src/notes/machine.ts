@@ -123,6 +123,12 @@ export interface NotesUserStorage {
   readonly loading: ReadonlyArray<string>;
   /** The sessions (stored keys) whose last load failed: a lease holder starts no work there until one succeeds. */
   readonly unloaded?: ReadonlyArray<string>;
+  /**
+   * The sessions (stored keys) whose load was given up unanswered and whose answer may still be
+   * taken when it comes late: not once the session was let go of, since its answer is then no
+   * newer than what the tracker saved there and forgot.
+   */
+  readonly givenUp?: ReadonlyArray<string>;
   /** The changes to this user's notes the store has not confirmed, oldest first. */
   readonly unsaved: ReadonlyArray<NotesEvent>;
   /** What the running save writes: the first `count` unsaved events, to these sessions (stored keys) and maybe the profile. */
@@ -414,6 +420,10 @@ export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
  */
 export const isRead = (storage: NotesUserStorage, session: string): boolean =>
   isLoaded(storage, session) && storage.unloaded?.includes(storedKey(session)) !== true;
+
+/** The `givenUp` field of a user's storage holding `keys`: spread into the storage (none when empty). */
+export const givenUpField = (keys: ReadonlyArray<string>): { givenUp?: ReadonlyArray<string> } =>
+  keys.length === 0 ? {} : { givenUp: keys };
 
 /**
  * Whether a message or an end of stage finds the notes of `user` in `session` read: without

@@ -13,6 +13,7 @@ import { applyNotesEvent } from './events.js';
 import type { NotesEffect, NotesReleaseRequested, NotesTransition } from './inputs.js';
 import { idOfKey, selectSessionNotes, selectUserNotes, storedKey } from './ledger.js';
 import {
+  givenUpField,
   isUserActive,
   type NotesState,
   type NotesUserMachine,
@@ -59,15 +60,18 @@ const isStored = (state: NotesState, machine: NotesUserMachine, user: string, se
 const dropSession = (state: NotesState, user: string, session: string): NotesTransition => {
   const machine = selectUserMachine(state, user);
   const key = storedKey(session);
+  const { givenUp, ...storage } = machine.storage;
   const event: NotesEvent = { type: 'notes/released', user, session };
   const ledger = applyNotesEvent(state.ledger, event);
   const kept = withUserMachine(withLedger(state, ledger), user, {
     ...machine,
     conversations: PMap.remove(machine.conversations, key),
     storage: {
-      ...machine.storage,
-      sessions: PMap.remove(machine.storage.sessions, key),
-      merged: PMap.remove(machine.storage.merged, key),
+      ...storage,
+      sessions: PMap.remove(storage.sessions, key),
+      merged: PMap.remove(storage.merged, key),
+      // A session let go of takes no late load answer (`loadAnswer.ts`).
+      ...givenUpField((givenUp ?? []).filter((other) => other !== key)),
     },
     releasing: machine.releasing.filter((other) => other !== key),
   });

@@ -198,6 +198,7 @@ export const givenUpInput = (
         type: 'notes/loaded',
         user: call.user,
         session: call.session,
+        givenUp: true,
         outcome: E.left(
           storeFailure(
             'unavailable',

@@ -7,7 +7,13 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { memoryNotesStore, type NotesRecords, type NotesStore, type StoreAnswer } from '../../src/notes/store.js';
+import {
+  memoryNotesStore,
+  type NotesRecords,
+  type NotesStore,
+  type StoreAnswer,
+  storeFailure,
+} from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { noting } from './noting.js';
 
@@ -23,6 +29,35 @@ const watched = <T>(promise: Promise<T>) => {
     outcome = { value };
   });
   return { settled: () => outcome !== undefined, value: () => outcome?.value };
+};
+
+/**
+ * `memory`, without leases, as a store whose first load is answered only when the test says so (`answerFirst`),
+ * the later ones by `later` (default: `memory`); `loads()` counts them.
+ */
+const firstLoadHeld = (
+  memory: ReturnType<typeof memoryNotesStore>,
+  later: NotesStore['load'] = (user, session) => memory.load(user, session),
+) => {
+  let loads = 0;
+  let answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
+  // Without the memory store's leases: these trackers run without them.
+  const store: NotesStore = {
+    save: (user, write) => memory.save(user, write),
+    unmergedSessions: (user) => memory.unmergedSessions(user),
+    load: (user, session) => {
+      loads += 1;
+      if (loads > 1) return later(user, session);
+      return new Promise((resolve) => {
+        answerFirst = resolve;
+      });
+    },
+  };
+  return {
+    store,
+    answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => answerFirst(answer),
+    loads: () => loads,
+  };
 };
 
 // Every test here runs on fake timers: the store's silence is measured in timeoutMs, never waited out.
@@ -193,18 +228,7 @@ describe('one load the store never answers', () => {
     const seeding = createNotableFactsTracker({ complete: noting, store: memory });
     seeding.recordUserMessage('bob', 's1', 'brother Ben');
     await seeding.settled();
-    let loads = 0;
-    let answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
-    const store: NotesStore = {
-      load: (user, session) => {
-        loads += 1;
-        if (loads > 1) return memory.load(user, session);
-        return new Promise((resolve) => {
-          answerFirst = resolve;
-        });
-      },
-      save: (user, write) => memory.save(user, write),
-    };
+    const { store, answerFirst } = firstLoadHeld(memory);
     const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
     // The store's answer as it stood when the first load was sent.
     const stale = await memory.load('bob', 's1');
@@ -229,6 +253,56 @@ describe('one load the store never answers', () => {
 });
 
 describe('a late answer of a load given up on', () => {
+  it('is not taken for a session let go of since: a later load reads the store, and an end of stage merges it', async () => {
+    const memory = memoryNotesStore();
+    const { store, answerFirst } = firstLoadHeld(memory);
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    // The store's answer as it stood when the load was sent: nothing yet.
+    const stale = await memory.load('bob', 's1');
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    // The load is given up on, the extraction saved without it, and the session let go of.
+    await vi.advanceTimersByTimeAsync(TIMEOUT + 10);
+    const saved = await memory.load('bob', 's1');
+    expect(E.isRight(saved) && saved.right.session.version).toBe(1);
+    tracker.release('bob', 's1');
+    expect(tracker.retained().sessions).toBe(0);
+    answerFirst(stale);
+    await vi.advanceTimersByTimeAsync(10);
+    // The stale answer does not pass for the store's record: the session is read again when asked for.
+    expect(await tracker.load('bob', 's1')).toEqual(E.right(undefined));
+    expect(tracker.contextFor('bob', 's1')).toMatchObject({
+      right: { session: expect.stringContaining('Said sister Ana') },
+    });
+    tracker.release('bob', 's1');
+    const stage = watched(tracker.endStage('bob'));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: ['s1'] } });
+  });
+
+  it('is not taken for a session let go of and whose load failed since: the next load reads the store', async () => {
+    const memory = memoryNotesStore();
+    let failed = false;
+    const { store, answerFirst, loads } = firstLoadHeld(memory, (user, session) => {
+      if (failed) return memory.load(user, session);
+      failed = true;
+      return E.left(storeFailure('unavailable', 'the store is down'));
+    });
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    const stale = await memory.load('bob', 's1');
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(TIMEOUT + 10);
+    tracker.release('bob', 's1');
+    expect(await tracker.load('bob', 's1')).toMatchObject({ _tag: 'Left', left: { code: 'unavailable' } });
+    // The first load's answer comes now, older than the record saved since: the session is still unread.
+    answerFirst(stale);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await tracker.load('bob', 's1')).toEqual(E.right(undefined));
+    expect(loads()).toBe(3);
+    expect(tracker.contextFor('bob', 's1')).toMatchObject({
+      right: { session: expect.stringContaining('Said sister Ana') },
+    });
+  });
+
   it('answers no load() waiting for the load running now', async () => {
     const memory = memoryNotesStore();
     let loads = 0;
