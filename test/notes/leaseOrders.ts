@@ -72,7 +72,7 @@ const colorMessage = (fact: string): string | undefined => {
 };
 
 /** The rank of the color message a list of facts notes (-Infinity: none). */
-const colorRank = (facts: ReadonlyArray<string>, rank: Rank): number => {
+export const colorRank = (facts: ReadonlyArray<string>, rank: Rank): number => {
   const message = facts.map(colorMessage).find((found) => found !== undefined);
   return message === undefined ? Number.NEGATIVE_INFINITY : rank(message);
 };
@@ -98,7 +98,7 @@ const notes = (facts: ReadonlyArray<Fact>, text: string, rank: Rank): boolean =>
  * message one server recorded may be queued after one another server recorded later, and a
  * client's retry, counted as its first, after messages queued meanwhile.
  */
-const fresh = (prompt: string, rank: Rank): string[] => {
+export const fresh = (prompt: string, rank: Rank): string[] => {
   const facts = listed(prompt, 'Current facts:');
   const told = [...prompt.matchAll(/^User: (.*)$/gmu)].map((match) => match[1]!);
   const newest = Math.max(Number.NEGATIVE_INFINITY, ...told.filter((text) => notes(facts, text, rank)).map(rank));
