@@ -330,8 +330,8 @@ export const extractionSettledWithLease = (state: NotesState, input: NotesExtrac
     [{ type: 'record', event }],
   ];
   // Saved when it changed the list, and also when the store holds no list of the session while
-  // this tracker does: one whose save was refused as fenced and dropped, which the extraction
-  // redone from the queue gave again unchanged, and which would otherwise be said done unsaved.
+  // this tracker does (one of an `initial` ledger; a session whose save was refused as fenced is
+  // let go of then): an extraction that gave it again unchanged would otherwise be said done unsaved.
   const unstored =
     event.type === 'notes/extracted' &&
     (PMap.get(selectUserStorage(state, user).sessions, storedKey(session)) ?? 0) === 0 &&

@@ -113,10 +113,20 @@ const withFresh = (
   const owned = ownLedger(ledger);
   const before = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
   const view = withUserNotes(owned, user, storeView(before, session, notes, base, merged, unsaved));
-  const next = unsaved.reduce(
+  const applied = unsaved.reduce(
     (into, event) => (isOutdated(view, user, event, fenced) ? into : applyNotesEvent(into, againstStored(into, event))),
     view,
   );
+  // Rebuilt from a store that holds no profile, the profile the ledger held (with a dropped merge)
+  // is none now: an empty one says so, since a `notes/loaded` without a profile keeps the one there.
+  const rebuilt = selectUserNotes(applied, user);
+  const next =
+    rebuilt !== undefined && rebuilt.profile === undefined && before.profile !== undefined
+      ? withUserNotes(applied, user, {
+          ...rebuilt,
+          profile: { facts: [], consolidatedAt: before.profile.consolidatedAt, sessionCount: 0 },
+        })
+      : applied;
   const finalNotes = selectSessionNotes(next, user, session);
   const finalProfile = selectGlobalFacts(next, user);
   const changed = [...new Set(unsaved.flatMap((event) => ('session' in event ? [event.session] : [])))].filter(

@@ -147,8 +147,9 @@ export interface NotesUserStorage {
   };
   /**
    * A merge this machine applied to the profile in memory was dropped, its session's record refused
-   * as `invalid_input` (`refusedSave.ts`): the profile is rebuilt from the store's by the next load,
-   * the unsaved changes applied to it again, and is not saved until then.
+   * as `invalid_input` (`refusedSave.ts`) or its save `fenced` (`saveAnswer.ts`): the profile is
+   * rebuilt from the store's (an empty one where it holds none) by the next load, the unsaved
+   * changes applied to it again, and is not saved until then.
    */
   readonly profileStale?: true;
   /** After a save of several records refused as `invalid_input`: the records still to save alone (`isolation.ts`). */

@@ -22,7 +22,7 @@ import {
   withoutUserMachine,
   withUserMachine,
 } from './machine.js';
-import { isNotesId, type NotesEvent } from './model.js';
+import { type GlobalFacts, isNotesId, type NotesEvent } from './model.js';
 import { hasUnsaved } from './unsaved.js';
 
 /** True when `event` changes the notes of `session`. */
@@ -78,6 +78,9 @@ const dropSession = (state: NotesState, user: string, session: string): NotesTra
   return [kept, ledger === state.ledger ? [] : [{ type: 'record', event }]];
 };
 
+/** An empty profile that counts no session: what a rebuild leaves where the store holds none (`loadAnswer.ts`). */
+const isBlank = (profile: GlobalFacts): boolean => profile.facts.length === 0 && profile.sessionCount === 0;
+
 /** Nothing of `user` is left but what the store holds: no session, nothing in flight, the profile stored. */
 const isEmptied = (state: NotesState, machine: NotesUserMachine, user: string): boolean => {
   const notes = selectUserNotes(state.ledger, user);
@@ -89,7 +92,7 @@ const isEmptied = (state: NotesState, machine: NotesUserMachine, user: string): 
     !hasUnsaved(machine.storage) &&
     !isUserActive(machine) &&
     machine.rewrite.started === machine.rewrite.settled &&
-    (notes?.profile === undefined || (machine.storage.profile ?? 0) > 0)
+    (notes?.profile === undefined || (machine.storage.profile ?? 0) > 0 || isBlank(notes.profile))
   );
 };
 

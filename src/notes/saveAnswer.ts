@@ -156,7 +156,8 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
  * their version, and the failure is reported. The other changes stay and are saved after the load.
  * A session the store holds no record of is let go of in the ledger too (`notes/released`): the
  * load finds nothing to put in place of the dropped work, which an end of stage would else merge
- * and save.
+ * and save. A dropped merge leaves the profile to be rebuilt from the store's by that load
+ * (`profileStale`), so no later save of the profile writes it, even where the store holds none.
  */
 const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
   const storage = selectUserStorage(state, user);
@@ -178,6 +179,7 @@ const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailur
         // Read again whatever version the store holds: what this tracker has of them is not the store's.
         sessions: lost.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
         ...(profileLost || profile === undefined ? {} : { profile }),
+        ...(profileLost ? { profileStale: true as const } : {}),
       },
       storage.unsaved,
     ),

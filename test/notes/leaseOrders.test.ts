@@ -7,7 +7,11 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CompleteFn } from '../../src/notes/port.js';
+import { replayNotes } from '../../src/notes/events.js';
+import { emptyNotesLedger } from '../../src/notes/ledger.js';
 import { memoryNotesStore, type NotesStore } from '../../src/notes/store.js';
+import { storeFailure } from '../../src/notes/storeAnswer.js';
+import type { NotableFactsTracker } from '../../src/notes/trackerTypes.js';
 import { behaviour, command, extract, type Fact, LEASE, POLL, runOrdering, server } from './leaseOrders.js';
 
 /** Runs the fake clock in steps until `promise` settles (or `ms` have passed), and gives its value. */
@@ -26,6 +30,40 @@ beforeEach(() => {
 afterEach(() => {
   vi.useRealTimers();
 });
+
+/**
+ * Server b extracts "m0" past its lease; a, where "m1" is recorded, takes the queue over once it
+ * has expired, and its model fails, so the store holds no list of the session. `written` holds
+ * every save the store took; with `failFirstSave`, the first save fails.
+ */
+const overtaken = async (
+  failFirstSave = false,
+): Promise<{ a: NotableFactsTracker; b: NotableFactsTracker; written: string[] }> => {
+  const inner = memoryNotesStore({ now: () => Date.now() });
+  const written: string[] = [];
+  let saves = 0;
+  const store: NotesStore = {
+    ...inner,
+    save: (user, write) => {
+      saves += 1;
+      if (failFirstSave && saves === 1) return E.left(storeFailure('unavailable', 'the connection dropped'));
+      const answer = inner.save(user, write);
+      if (E.isRight(answer as E.Either<unknown, unknown>)) written.push(JSON.stringify(write));
+      return answer;
+    },
+  };
+  const outcomes: Array<(prompt: string) => Promise<string>> = [
+    (prompt) => new Promise((resolve) => setTimeout(() => resolve(extract(prompt)), LEASE + 26)),
+    () => new Promise((_, reject) => setTimeout(() => reject(new Error('the model is down')), 1)),
+  ];
+  const complete: CompleteFn = (prompt) => (outcomes.shift() ?? ((text) => Promise.resolve(extract(text))))(prompt);
+  const a = server(complete, store, 'a');
+  const b = server(complete, store, 'b');
+  b.recordUserMessage('maya', 's1', 'm0');
+  await vi.advanceTimersByTimeAsync(1);
+  a.recordUserMessage('maya', 's1', 'm1');
+  return { a, b, written };
+};
 
 describe('two trackers on one store with leases, by orderings', () => {
   it('shows the next holder every message of its own it takes over, however many came while another held the lease', async () => {
@@ -64,36 +102,36 @@ describe('two trackers on one store with leases, by orderings', () => {
   });
 
   it('writes nothing of a holder’s work fenced by another, not even in an end of stage of every session asked there', async () => {
-    // Server b extracts "m0" past its lease; a takes the queue over and its model fails. b's late
-    // work is refused as fenced, and its end of stage of every session must not write it either.
-    const inner = memoryNotesStore({ now: () => Date.now() });
-    const written: string[] = [];
-    const store: NotesStore = {
-      ...inner,
-      save: (user, write) => {
-        const answer = inner.save(user, write);
-        if (E.isRight(answer as E.Either<unknown, unknown>)) written.push(JSON.stringify(write));
-        return answer;
-      },
-    };
-    const outcomes: Array<(prompt: string) => Promise<string>> = [
-      (prompt) => new Promise((resolve) => setTimeout(() => resolve(extract(prompt)), LEASE + 26)),
-      () => new Promise((_, reject) => setTimeout(() => reject(new Error('the model is down')), 1)),
-    ];
-    const complete: CompleteFn = (prompt) => (outcomes.shift() ?? ((text) => Promise.resolve(extract(text))))(prompt);
-    const [a, b] = ['a', 'b'].map((holder) => server(complete, store, holder));
-    b!.recordUserMessage('maya', 's1', 'm0');
-    await vi.advanceTimersByTimeAsync(1);
-    a!.recordUserMessage('maya', 's1', 'm1');
+    // b's late work is refused as fenced, and its end of stage of every session must not write it either.
+    const { a, b, written } = await overtaken();
     await vi.advanceTimersByTimeAsync(LEASE + 23);
-    const stage = b!.endStage('maya');
-    await until(Promise.all([a!.settled(), b!.settled()]));
+    const stage = b.endStage('maya');
+    await until(Promise.all([a.settled(), b.settled()]));
     const report = await until(stage);
-    await until(Promise.all([a!.close(), b!.close()]));
+    await until(Promise.all([a.close(), b.close()]));
     expect(written.filter((write) => write.includes('Said m0'))).toEqual([]);
     // The end of stage is answered, and merged nothing of the dropped work.
     const merged = report !== undefined && E.isRight(report) ? (report.right.profile?.facts ?? []) : undefined;
     expect(merged?.map((fact) => fact.fact)).toEqual([]);
+  });
+
+  it('keeps nothing of a holder’s fenced merge in its profile when the store holds none, nor writes it with a later merge', async () => {
+    // b's first save fails, so its late extraction of "m0" counts as settled there and its end of
+    // stage of every session merges it; that merge's save is refused as fenced. The store holds no
+    // profile, so the load that follows finds none to put in place of the merge.
+    const { a, b, written } = await overtaken(true);
+    await vi.advanceTimersByTimeAsync(LEASE + 26);
+    const stage = b.endStage('maya');
+    await until(Promise.all([a.settled(), b.settled()]));
+    await until(stage);
+    expect(b.contextFor('maya', 's2')).toEqual(E.right(expect.objectContaining({ profile: '' })));
+    // A later merge in b saves the profile: without the dropped merge.
+    b.recordUserMessage('maya', 's2', 'm2');
+    await until(b.settled());
+    await until(b.endStage('maya', 's2'));
+    await until(Promise.all([a.close(), b.close()]));
+    expect(written.filter((write) => write.includes('Said m0'))).toEqual([]);
+    expect(replayNotes(b.events(), emptyNotesLedger())).toEqual(b.getSnapshot());
   });
 
   it('queues a message recorded while a lease call of a store that answers later ran, as the extraction starts', async () => {
