@@ -87,9 +87,10 @@ export const quietOrGivenUp = ({
     const giveUp = (): void => {
       if (finished) return;
       // Without leases, a model call's messages live only here: bounded by its own timeout, it is
-      // waited for, and the store given its time after it. With leases it is not: its lease is not
-      // renewed while it runs (so it may be another's by now), a closing holder goes on with a queue
-      // other trackers may keep filling, and the queue keeps the work it was doing for the next holder.
+      // waited for, and the store given its time after it. With leases it is not: only messages
+      // recorded meanwhile renew its lease while it runs, and a closing tracker records none (so the
+      // lease may be another's by now), a closing holder goes on with a queue other trackers may
+      // keep filling, and the queue keeps the work it was doing for the next holder.
       if (!withLeases && isCallingModel(state())) return after(boundMs, giveUp);
       if (!withLeases)
         report(

@@ -274,8 +274,8 @@ const work = (state: NotesState, user: string, session: string): NotesTransition
       ? publish(state, user, session)
       : [withLease(state, user, session, { ...lease, held: false }), []];
   // What was recorded here while the call that gave the lease ran goes to the queue as the
-  // extraction starts, not once it ends: nothing moves the lease on while it runs, and a model
-  // call that outlasts a close would leave those messages in no queue at all.
+  // extraction starts, not once it ends: no call is made while it runs unless more is recorded
+  // here, and a model call that outlasts a close would leave those messages in no queue at all.
   return head.kind === 'message'
     ? andThen(startBatch(state, user, session), (next) => publish(next, user, session))
     : mergeHead(state, user, session, head);
