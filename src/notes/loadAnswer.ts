@@ -229,6 +229,25 @@ const notOlder =
   };
 
 /**
+ * True when the load found a record the running save of `storage` writes at the version that save
+ * makes (`expected + 1`), and none of them past it: the store took the save before the load, and
+ * its answer has not come yet. The record is the save's own until that answer says otherwise (a
+ * conflict loads it again), so the rebuild applies again only the changes made since the save
+ * began: applied again over the record it wrote, the save's merge would take in a session list
+ * extracted since, which its answer then confirms as stored. A save of one record alone
+ * (`isolation.ts`) confirms no change by itself, and is left out.
+ */
+const isRunningSaveOwn = (storage: NotesUserStorage, key: string, records: NotesRecords): boolean => {
+  const { saving } = storage;
+  if (saving === undefined || saving.alone !== undefined) return false;
+  const shown = [
+    ...(saving.sessions.includes(key) ? [records.session.version - (PMap.get(storage.sessions, key) ?? 0)] : []),
+    ...(saving.profile ? [records.profile.version - (storage.profile ?? 0)] : []),
+  ];
+  return shown.includes(1) && shown.every((ahead) => ahead <= 1);
+};
+
+/**
  * Takes a load's answer: records newer than the machine's replace its notes (its unsaved
  * changes applied to them again, `notes/loaded` events recording the result), and whether the
  * session's record was merged is kept for the next conflict's count; a record the
@@ -299,7 +318,11 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
       ? PMap.get(storage.merged, key) === true
       : isMergedRecord(records.session),
   );
-  const kept = profile === undefined ? storage : withoutStaleRewrites(storage);
+  const own = isRunningSaveOwn(storage, key, records);
+  const ownSession = own && storage.saving?.sessions.includes(key) === true;
+  const ownProfile = own && storage.saving?.profile === true;
+  // The store's profile changed by the running save is no other tracker's: no rewrite is stale for it.
+  const kept = profile === undefined || own ? storage : withoutStaleRewrites(storage);
   const [ledger, events] =
     notes === undefined && profile === undefined && !rebuilding
       ? [state.ledger, []]
@@ -312,7 +335,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
             ? { from: 'store', profile }
             : profileBase(records.profile, profile, selectTouched(kept).profile, categories),
           mergedAsCounted({ ...kept, merged }),
-          kept.unsaved,
+          own ? kept.unsaved.slice(kept.saving?.count ?? 0) : kept.unsaved,
           (stored) => kept.fences !== undefined && PMap.has(kept.fences, stored),
         );
   const stillUnreadable = {
@@ -348,13 +371,14 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     ...(unloaded.length === 0 ? {} : { unloaded }),
     ...givenUp,
     ...(profileStale === undefined || rebuilding ? {} : { profileStale }),
+    // The versions the running save makes are taken from its answer: a conflict's load reads them again.
     sessions: PMap.set(
       storage.sessions,
       key,
-      sessionRead.unreadable === undefined ? records.session.version : (knownSession ?? 0),
+      sessionRead.unreadable === undefined && !ownSession ? records.session.version : (knownSession ?? 0),
     ),
     merged,
-    profile: profileRead.unreadable === undefined ? records.profile.version : (storage.profile ?? 0),
+    profile: profileRead.unreadable === undefined && !ownProfile ? records.profile.version : (storage.profile ?? 0),
     ...(PMap.size(stillUnreadable.sessions) > 0 || stillUnreadable.profile !== undefined
       ? { unreadable: stillUnreadable }
       : {}),
@@ -362,8 +386,14 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
       ? { foreign }
       : {}),
   };
-  // Changes dropped past the bound are not applied again to a newer record: gone, and said so.
-  const [rebuilt, replaced] = withoutReplacedOverflow(next, key, notes !== undefined, profile !== undefined);
+  // Changes dropped past the bound are not applied again to a newer record: gone, and said so
+  // (not of the running save's own records, which it wrote them to).
+  const [rebuilt, replaced] = withoutReplacedOverflow(
+    next,
+    key,
+    notes !== undefined && !ownSession,
+    profile !== undefined && !ownProfile,
+  );
   const problems = [
     ...sessionRead.problems,
     ...profileRead.problems,

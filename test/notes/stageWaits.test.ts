@@ -33,6 +33,33 @@ const storedProfileFacts = (memory: ReturnType<typeof memoryNotesStore>): string
   return value?.facts?.map(({ fact }) => fact) ?? null;
 };
 
+/**
+ * A tracker over a store on a fresh memory store whose saves are written at once and answered as
+ * `answer` says (the store's answer, at once, where it says nothing), and what `onError` heard.
+ */
+const overSaves = (
+  timeoutMs: number,
+  answer: (written: ReturnType<NotesStore['save']>) => ReturnType<NotesStore['save']> | undefined,
+) => {
+  const memory = memoryNotesStore();
+  const store: NotesStore = {
+    load: (user, session) => memory.load(user, session),
+    save: (user, write) => {
+      const written = memory.save(user, write);
+      return answer(written) ?? written;
+    },
+    unmergedSessions: (user) => memory.unmergedSessions(user),
+  };
+  const heard: string[] = [];
+  const tracker = createNotableFactsTracker({
+    complete: noting,
+    store,
+    timeoutMs,
+    onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+  });
+  return { memory, tracker, heard };
+};
+
 describe('an end of stage', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -42,23 +69,9 @@ describe('an end of stage', () => {
   });
 
   it('whose save the store takes and never answers is answered once the save has waited timeoutMs, unconfirmed, and close says the outcome is unknown', async () => {
-    const memory = memoryNotesStore();
     let hang = false;
-    const store: NotesStore = {
-      load: (user, session) => memory.load(user, session),
-      // Written, but its answer never comes (a connection lost after COMMIT).
-      save: (user, write) => {
-        const written = memory.save(user, write);
-        return hang ? new Promise(() => undefined) : written;
-      },
-    };
-    const heard: string[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store,
-      timeoutMs: 2_000,
-      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
-    });
+    // Written, but its answer never comes (a connection lost after COMMIT).
+    const { memory, tracker, heard } = overSaves(2_000, () => (hang ? new Promise(() => undefined) : undefined));
     tracker.recordUserMessage('maya', 's1', 'hi');
     await tracker.settled();
     hang = true;
@@ -171,5 +184,41 @@ describe('an end of stage', () => {
     const lost = heard.filter((line) => line.includes('could not be applied to the newer record again'));
     expect(lost).toHaveLength(1);
     expect(lost[0]).toMatch(/^conflict: another writer changed the profile of "maya"/u);
+  });
+
+  it('whose save a load answers before the save’s own answer leaves the messages noted after it to the next end of stage, which merges them into the stored profile', async () => {
+    const held: Array<() => void> = [];
+    let holding = false;
+    // Written at once, answered only when the test says so (a reply slower than the next load's).
+    const { memory, tracker, heard } = overSaves(60_000, (written) =>
+      holding ? new Promise((resolve) => held.push(() => resolve(written))) : undefined,
+    );
+    tracker.recordUserMessage('maya', 's1', 'one');
+    await tracker.settled();
+    holding = true;
+    const first = tracker.endStage('maya', 's1');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(held).toHaveLength(1);
+    // Noted after the end of stage, while its save runs: the next end of stage's to merge.
+    tracker.recordUserMessage('maya', 's1', 'two');
+    await vi.advanceTimersByTimeAsync(1);
+    // The load of another session brings the profile the running save wrote, before that save's answer.
+    const loading = tracker.load('maya', 's2');
+    await vi.advanceTimersByTimeAsync(1);
+    holding = false;
+    held.shift()!();
+    expect(profileFacts(right(await first))).toEqual(['Said one']);
+    expect(right(await loading)).toBeUndefined();
+    await tracker.settled();
+    tracker.release('maya', 's1');
+    const last = right(await tracker.endStage('maya'));
+    // The model notes the latest message alone: s1's list is 'Said two' now, and its merge replaces its earlier one.
+    expect(last.sessions).toEqual(['s1']);
+    expect(profileFacts(last)).toEqual(['Said two']);
+    expect(storedProfileFacts(memory)).toEqual(['Said two']);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+    expect(heard).toEqual([]);
   });
 });
