@@ -8,7 +8,7 @@ import type { ActiveHookEvent, HookDecision, HookSettings } from './model.js';
 import type { HookEvent } from './payload.js';
 import { onCallEnded, onCallFailed, onReport, settleExpiredReports } from './results.js';
 import { onDispatch, onStart } from './sections.js';
-import type { HookState } from './state.js';
+import { applyHookRecords, type HookState } from './state.js';
 import { holdsResult, type Turn } from './turn.js';
 
 /** True when the event can change nothing in a session without a hooks file: it then touches no file. */
@@ -51,6 +51,14 @@ const decide = (event: ActiveHookEvent, turn: Turn): Readonly<Record<string, unk
   }
 };
 
+/**
+ * The state the event's own decision reads: the expiry's records applied, and the results it asks
+ * for taken as recorded, as the same event sent again reads them (a dispatch an expired report is
+ * recorded under waits no more).
+ */
+const afterExpiry = ({ state, records, effects }: Turn): HookState =>
+  applyHookRecords(state, [...records, ...effects.flatMap((effect) => (effect.type === 'ingest' ? effect.marks : []))]);
+
 /** The decision for an agent's event on `state` at `now`. */
 export const decideEvent = (
   state: HookState,
@@ -58,9 +66,10 @@ export const decideEvent = (
   now: number,
   settings: HookSettings,
 ): HookDecision => {
-  const turn: Turn = { state, now, settings, records: [], effects: [] };
+  const expiry: Turn = { state, now, settings, records: [], effects: [] };
   // A call's end that names an agent, however late, records that agent's report under its task.
-  settleExpiredReports(turn, event.event === 'PostToolUse' ? event.response.agentId : undefined);
+  settleExpiredReports(expiry, event.event === 'PostToolUse' ? event.response.agentId : undefined);
+  const turn: Turn = { ...expiry, state: afterExpiry(expiry) };
   const output = decide(event, turn);
   return {
     records: turn.records,

@@ -496,21 +496,24 @@ const history = fc
   );
 const time = fc.integer({ min: 0, max: 4_000_000 });
 
+/** The record of a Claude Code call of task 1 under `key`, waiting for its end since 1. */
+const waitingDispatch = (key: string): HookRecord => ({
+  type: 'dispatch',
+  key,
+  taskId: '1',
+  line: 1,
+  agentType: 'worker',
+  sessionContext: '',
+  channel: 'input',
+  join: 'tool',
+  at: 1,
+});
+
 describe('a stop repeated while its report waits for a call', () => {
   it('keeps the report once and asks the session nothing the second time', () => {
     const text = 'Done.\nBEGIN_DISPATCH_RESULT\n{"task_id": "1", "status": "completed"}\nEND_DISPATCH_RESULT';
     const records = [
-      {
-        type: 'dispatch',
-        key: 'toolu_c',
-        taskId: '1',
-        line: 1,
-        agentType: 'worker',
-        sessionContext: '',
-        channel: 'input',
-        join: 'tool',
-        at: 1,
-      },
+      waitingDispatch('toolu_c'),
       { type: 'report', agentId: 'a3', text: text.replace('"1"', '"one"'), source: 'handback', at: 0 },
       { type: 'claim', key: 'toolu_c', agentId: 'a3', at: 0 },
     ] as unknown as Parameters<typeof foldHookRecords>[0];
@@ -522,6 +525,26 @@ describe('a stop repeated while its report waits for a call', () => {
     } as unknown as Parameters<typeof run>[1];
     const first = run(foldHookRecords(records), input, 600_001);
     const second = run(first.state, input, 600_001);
+    expect(second.effects.filter((effect) => effect.type !== 'say')).toEqual([]);
+  });
+});
+
+describe('a stop whose call is waited for at exactly the expiry of another report', () => {
+  it('asks the session nothing the second time', () => {
+    const records: ReadonlyArray<HookRecord> = [
+      waitingDispatch('line:4'),
+      { type: 'report', agentId: 'a2', text: RESULT('one'), source: 'handback', at: 1 },
+      { type: 'report', agentId: 'a3', text: RESULT('one'), source: 'handback', at: 0 },
+      { type: 'claim', key: 'line:4', agentId: 'a3', at: 0 },
+    ];
+    const input: ActiveHookEvent = {
+      event: 'SubagentStop',
+      sessionId: SESSION,
+      agentId: 'a2',
+      lastAssistantMessage: RESULT('1'),
+    };
+    const first = run(foldHookRecords(records), input, TIMEOUT + 1);
+    const second = run(first.state, input, TIMEOUT + 1);
     expect(second.effects.filter((effect) => effect.type !== 'say')).toEqual([]);
   });
 });
