@@ -1,5 +1,6 @@
 import { applyExtraction } from './applyExtraction.js';
 import { applyLoaded } from './applyLoaded.js';
+import { applyProfileRefused } from './applyProfileRefused.js';
 import { applyReleased } from './applyReleased.js';
 import { consolidateSession } from './consolidateSession.js';
 import { refuseArgument } from '../base/describe.js';
@@ -12,6 +13,7 @@ export type {
   NotesExtractedEvent,
   NotesExtractionFailedEvent,
   NotesLoadedEvent,
+  NotesProfileRefusedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
   NotesReleasedEvent,
@@ -36,6 +38,8 @@ export const applyNotesEvent = (ledger: NotesLedger, event: NotesEvent): NotesLe
       return applyLoaded(ledger, event);
     case 'notes/released':
       return applyReleased(ledger, event);
+    case 'notes/profileRefused':
+      return applyProfileRefused(ledger, event);
     case 'notes/extractionFailed':
     case 'notes/profileRewriteFailed':
     default:

@@ -52,6 +52,7 @@ export {
 export type { NotesLedger, NotesLedgerOptions, SessionEntry, UserNotes } from './ledger.js';
 export { applyExtraction } from './applyExtraction.js';
 export { applyLoaded } from './applyLoaded.js';
+export { applyProfileRefused } from './applyProfileRefused.js';
 export { applyReleased } from './applyReleased.js';
 export type { ExtractionInput } from './applyExtraction.js';
 export { consolidateSession, consolidateSessionWithReport, endStageWithReport } from './consolidateSession.js';
@@ -71,6 +72,7 @@ export type {
   NotesExtractedEvent,
   NotesExtractionFailedEvent,
   NotesLoadedEvent,
+  NotesProfileRefusedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
   NotesReleasedEvent,

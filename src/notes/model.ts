@@ -424,12 +424,26 @@ export interface NotesLoadedEvent {
 /**
  * A tracker let go of one user's notes in one session (or, with no session, of everything it
  * held of the user): the store keeps them, and a later message loads them again. Also recorded
- * when a save of a session the store held no record of was fenced: its work is dropped.
+ * when a save of a session the store held no record of was fenced, and when the store refused a
+ * save of a session as `invalid_input`: its work is dropped.
  */
 export interface NotesReleasedEvent {
   readonly type: 'notes/released';
   readonly user: string;
   readonly session?: string;
+}
+
+/**
+ * The store refused a save of a user's profile as `invalid_input`: the tracker let go of the
+ * profile (`dropped`, unless a change made since the refused save touches it), and the sessions
+ * named in `unmerged` (their merge dropped with it) are no longer marked merged. No session is
+ * let go of, and a later message loads the profile again.
+ */
+export interface NotesProfileRefusedEvent {
+  readonly type: 'notes/profileRefused';
+  readonly user: string;
+  readonly dropped: boolean;
+  readonly unmerged: ReadonlyArray<string>;
 }
 
 /** A fact of a session's list, with the time it was first told when that is earlier than the list's. */
@@ -501,4 +515,5 @@ export type NotesEvent =
   | NotesProfileRewrittenEvent
   | NotesProfileRewriteFailedEvent
   | NotesLoadedEvent
-  | NotesReleasedEvent;
+  | NotesReleasedEvent
+  | NotesProfileRefusedEvent;

@@ -8,9 +8,10 @@
  * again for what was dropped. The other records' changes stay and are saved.
  */
 import * as PMap from '../persistent/persistentMap.js';
-import { andThen, type NotesTransition, type StoreCallFailure } from './inputs.js';
+import { applyNotesEvent } from './events.js';
+import { andThen, type NotesEffect, type NotesTransition, type StoreCallFailure } from './inputs.js';
 import { isolatedDone, recounted } from './isolation.js';
-import { idOfKey, type NotesLedger, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
+import { idOfKey, type NotesLedger, selectUserNotes, storedKey } from './ledger.js';
 import { type NotesState, type NotesUserStorage, selectUserStorage, withLedger, withStorage } from './machine.js';
 import type { NotesEvent } from './model.js';
 import { reported } from './recordRead.js';
@@ -37,31 +38,27 @@ export const onRefused = (state: NotesState, user: string, failed: StoreCallFail
 };
 
 /**
- * The ledger of `user` with the refused records reset to what the store is known to hold until
- * they load again: the refused session (`session`) or profile gone, unless a change made since
- * the refused save touches it (that change is saved next), and the sessions whose merge was
- * dropped with the profile (`unmerged`) no longer marked merged.
+ * What the ledger of `user` lets go of for the refused records until they load again, as events:
+ * the refused session (`session`, `notes/released`) or profile (`notes/profileRefused`), unless
+ * a change made since the refused save touches it (that change is saved next), and the sessions
+ * whose merge was dropped with the profile (`unmerged`) no longer marked merged.
  */
-const withRefusedReset = (
+const refusedReleases = (
   ledger: NotesLedger,
   user: string,
   refused: { session?: string; profile: boolean; unmerged: ReadonlyArray<string> },
   since: { sessions: ReadonlyArray<string>; profile: boolean },
-): NotesLedger => {
+): NotesEvent[] => {
   const notes = selectUserNotes(ledger, user);
-  if (notes === undefined) return ledger;
-  const { profile: _refused, ...rest } = notes;
-  const unmarked = refused.unmerged.reduce((all, key) => {
-    const own = PMap.get(all, idOfKey(key));
-    if (own === undefined) return all;
-    const { mergedAt: _dropped, ...kept } = own;
-    return PMap.set(all, idOfKey(key), { ...kept, consolidated: false });
-  }, notes.sessions);
-  const sessions =
-    refused.session === undefined || since.sessions.includes(refused.session)
-      ? unmarked
-      : PMap.remove(unmarked, idOfKey(refused.session));
-  return withUserNotes(ledger, user, { ...(refused.profile && !since.profile ? rest : notes), sessions });
+  if (notes === undefined) return [];
+  const { session } = refused;
+  if (session !== undefined)
+    return since.sessions.includes(session) || PMap.get(notes.sessions, idOfKey(session)) === undefined
+      ? []
+      : [{ type: 'notes/released', user, session: idOfKey(session) }];
+  const profile = refused.profile && !since.profile && notes.profile !== undefined;
+  const unmerged = refused.unmerged.map(idOfKey).filter((id) => PMap.get(notes.sessions, id) !== undefined);
+  return profile || unmerged.length > 0 ? [{ type: 'notes/profileRefused', user, dropped: profile, unmerged }] : [];
 };
 
 /**
@@ -137,11 +134,8 @@ const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFai
     profile: isProfile,
     unmerged: isProfile ? [...reset, ...uncounted] : [],
   };
-  const cleared = withStorage(
-    withLedger(answered, withRefusedReset(answered.ledger, user, refused, touched(kept))),
-    user,
-    next,
-  );
+  const released = refusedReleases(answered.ledger, user, refused, touched(kept));
+  const cleared = withStorage(withLedger(answered, released.reduce(applyNotesEvent, answered.ledger)), user, next);
   // Any session's load reads the profile too.
   const again = reset.length > 0 ? reset : PMap.keys(storage.sessions).slice(0, 1);
   const loaded = again.reduce<NotesTransition>(
@@ -149,7 +143,7 @@ const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFai
       const [after, loads] = reload(current, user, idOfKey(key));
       return [after, [...done, ...loads]];
     },
-    [cleared, [...answers, reported(user, said)]],
+    [cleared, [...answers, ...released.map((event): NotesEffect => ({ type: 'record', event })), reported(user, said)]],
   );
   return andThen(loaded, (after) => saveIfNeeded(after, user));
 };

@@ -7,7 +7,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
-import { selectGlobalFacts } from '../../src/notes/ledger.js';
+import { emptyNotesLedger, selectGlobalFacts } from '../../src/notes/ledger.js';
+import { replayNotes } from '../../src/notes/events.js';
 import { closeUnderFakeTimers, notingTracker } from './noting.js';
 
 /**
@@ -389,6 +390,51 @@ describe('a merge saved one record at a time', () => {
       count: 3,
       facts: ['Said before', 'Said first', 'Said held', 'Said sister Ana'],
     });
+    await closeUnderFakeTimers(tracker);
+  });
+});
+
+describe('a refused save in the event log', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** The tracker's events and event log replay to its ledger. */
+  const expectReplayed = (tracker: ReturnType<typeof notingTracker>['tracker']): void => {
+    expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(tracker.getSnapshot());
+    const { snapshot, events } = tracker.eventLog();
+    expect(replayNotes(events, snapshot)).toEqual(tracker.getSnapshot());
+  };
+
+  it('replays to the ledger after a refused save of a session', async () => {
+    const policy = policed(memoryNotesStore(), inSessions);
+    const { tracker, errors } = notingTracker(policy.store);
+    tracker.recordUserMessage('maya', 's2', 'poison');
+    await tracker.settled();
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    expectReplayed(tracker);
+    tracker.recordUserMessage('maya', 's2', 'sister Ana');
+    await tracker.settled();
+    expectReplayed(tracker);
+    await closeUnderFakeTimers(tracker);
+  });
+
+  it('replays to the ledger after a refused save of a profile', async () => {
+    const policy = policed(memoryNotesStore(), inProfile);
+    const { tracker, errors } = notingTracker(policy.store, { consolidateWithModel: false });
+    tracker.recordUserMessage('maya', 's1', 'poison');
+    await tracker.settled();
+    const merged = await tracker.endStage('maya', 's1');
+    await tracker.settled();
+    expect(E.isRight(merged) && merged.right.unconfirmed).toBe(true);
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    const types = tracker.events().map(({ type }) => type);
+    expect(types).toContain('notes/profileRefused');
+    expect(types).not.toContain('notes/released');
+    expectReplayed(tracker);
     await closeUnderFakeTimers(tracker);
   });
 });
