@@ -6,8 +6,7 @@ import { LIMIT_CODES, MAX_PROMPT_LENGTH } from '../session/limits.js';
 import { nameId } from '../session/id.js';
 import { CLAUDE_SUBAGENT_TOOLS, selectTaskId, type SubagentDispatch, type SubagentStarted } from './payload.js';
 import type { DispatchRecord } from './records.js';
-import { isAgentSettled, selectDispatchOfAgent, selectLateWaiting, selectWaiting } from './select.js';
-import type { DispatchState } from './state.js';
+import { isAgentSettled, selectDispatchOfAgent, selectWaitingOrLate } from './select.js';
 import { say, type Turn } from './turn.js';
 
 /** The prompt with its section in front, as the subagent gets it. */
@@ -110,19 +109,13 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
   // A section older than the wait is a call's that waited on the user; for a subagent resumed,
   // one made since the call it worked for (its new call's), never a denied call's from before.
   const since = O.isSome(link) && resumed ? link.value.dispatch.record.at : -Infinity;
-  const late = () =>
-    O.filter((found: DispatchState) => found.record.at > since)(
-      selectLateWaiting(state, 'section', event.agentType, now, timeoutMs),
-    );
-  const claimable = O.alt(late)(selectWaiting(state, 'section', event.agentType, now, timeoutMs));
+  const claimable = selectWaitingOrLate(state, 'section', event.agentType, now, timeoutMs, since);
   if (O.isNone(claimable)) {
     if (resumed) return undefined;
     // Its section went in its prompt; remember whose it most likely is, in case its call never names
     // it, and so that its stop waits for its call's end, which records its answer (a call allowed
     // past the wait too: the end of one no subagent is known for would record it a second time).
-    const guess = O.alt(() => selectLateWaiting(state, 'guess', event.agentType, now, timeoutMs))(
-      selectWaiting(state, 'guess', event.agentType, now, timeoutMs),
-    );
+    const guess = selectWaitingOrLate(state, 'guess', event.agentType, now, timeoutMs);
     if (O.isSome(guess) && event.agentId !== undefined)
       turn.records.push({ type: 'claim', key: guess.value.record.key, agentId: event.agentId, at: now });
     return undefined;

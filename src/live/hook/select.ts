@@ -89,6 +89,25 @@ export const selectLateWaiting = (
     agentType,
   );
 
+/**
+ * What a starting subagent is paired with: a dispatch waiting within `timeoutMs`
+ * (`selectWaiting`), else a Claude Code call that waited longer on the user (`selectLateWaiting`),
+ * made after `after` when given.
+ */
+export const selectWaitingOrLate = (
+  state: HookState,
+  kind: keyof typeof WAITING,
+  agentType: string | undefined,
+  now: number,
+  timeoutMs: number,
+  after = -Infinity,
+): O.Option<DispatchState> =>
+  O.alt(() =>
+    O.filter((found: DispatchState) => found.record.at > after)(
+      selectLateWaiting(state, kind, agentType, now, timeoutMs),
+    ),
+  )(selectWaiting(state, kind, agentType, now, timeoutMs));
+
 /** The dispatch an agent works for, and whether that is known exactly. */
 export const selectDispatchOfAgent = (
   state: HookState,
