@@ -4,7 +4,7 @@
  */
 import * as O from 'fp-ts/lib/Option.js';
 import type { ClaimRecord, HookRecord } from './records.js';
-import { isAgentSettled, isSettled, RETENTION_MS } from './select.js';
+import { isAgentSettled, isSettled, RETENTION_MS, selectNamedAt } from './select.js';
 import type { HookState } from './state.js';
 
 /** The hooks file is compacted once it holds this many lines and more than twice what compaction keeps. */
@@ -39,7 +39,8 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   const linkedTo = new Map<string, string[]>();
   for (const [agentId, { key }] of Object.entries(state.agents))
     linkedTo.set(key, [...(linkedTo.get(key) ?? []), agentId]);
-  for (const { record } of settled) {
+  for (const dispatch of settled) {
+    const { record } = dispatch;
     const agents = linkedTo.get(record.key) ?? [];
     if (record.join !== 'tool' || agents.length === 0) continue;
     records.push({ ...record, sessionContext: '' });
@@ -50,6 +51,9 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
         agentId,
         at: record.at,
       });
+    // When it named its agent, after which a call resuming that agent is made.
+    if (dispatch.ended)
+      records.push({ type: 'end', key: record.key, final: dispatch.final, at: selectNamedAt(dispatch) });
   }
   const claims: ClaimRecord[] = [];
   for (const dispatch of live) {
@@ -64,7 +68,8 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
       });
     if (dispatch.agentId !== undefined)
       records.push({ type: 'launch', key: record.key, agentId: dispatch.agentId, at: record.at });
-    if (dispatch.ended) records.push({ type: 'end', key: record.key, final: dispatch.final, at: record.at });
+    if (dispatch.ended)
+      records.push({ type: 'end', key: record.key, final: dispatch.final, at: selectNamedAt(dispatch) });
     if (dispatch.unmarked) records.push({ type: 'unmarked', key: record.key, at: record.at });
     if (dispatch.observed && state.rewrite !== undefined)
       records.push({ type: 'observe', key: record.key, rewrite: state.rewrite, at: record.at });

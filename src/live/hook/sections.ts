@@ -6,7 +6,7 @@ import { LIMIT_CODES, MAX_PROMPT_LENGTH } from '../session/limits.js';
 import { nameId } from '../session/id.js';
 import { CLAUDE_SUBAGENT_TOOLS, selectTaskId, type SubagentDispatch, type SubagentStarted } from './payload.js';
 import type { DispatchRecord } from './records.js';
-import { isAgentSettled, selectDispatchOfAgent, selectWaitingOrLate } from './select.js';
+import { isAgentSettled, selectDispatchOfAgent, selectNamedAt, selectWaitingOrLate } from './select.js';
 import { say, type Turn } from './turn.js';
 
 /** The prompt with its section in front, as the subagent gets it. */
@@ -106,9 +106,10 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
     // only if its copy is gone).
     return dispatch.claimedBy === event.agentId ? section(dispatch.record.sessionContext) : undefined;
   }
-  // A section older than the wait is a call's that waited on the user; for a subagent resumed,
-  // one made since the call it worked for (its new call's), never a denied call's from before.
-  const since = O.isSome(link) && resumed ? link.value.dispatch.record.at : -Infinity;
+  // A section older than the wait is a call's that waited on the user. A subagent resumed takes
+  // one made since the call it worked for named it (its new call's, which names it), never that
+  // of a call made before (one the user denied, whose subagent never starts).
+  const since = O.isSome(link) && resumed ? selectNamedAt(link.value.dispatch) : -Infinity;
   const claimable = selectWaitingOrLate(state, 'section', event.agentType, now, timeoutMs, since);
   if (O.isNone(claimable)) {
     if (resumed) return undefined;

@@ -9,6 +9,12 @@ export const RETENTION_MS = 24 * 60 * 60_000;
 /** True when no result can still come for the dispatch. */
 export const isSettled = (dispatch: DispatchState): boolean => dispatch.resulted || dispatch.final;
 
+/**
+ * When the call of a dispatch told its agent's id: at its return (its end, or its launch in the
+ * background), else when it was made. A call that resumes that agent names it, so it is made after.
+ */
+export const selectNamedAt = (dispatch: DispatchState): number => dispatch.endedAt ?? dispatch.record.at;
+
 /** True when the dispatch is younger than `timeoutMs` at `now`. */
 const isFresh = (dispatch: DispatchState, now: number, timeoutMs: number): boolean =>
   now - dispatch.record.at <= timeoutMs;
@@ -46,9 +52,9 @@ const WAITING: Readonly<Record<'section' | 'guess', (dispatch: DispatchState) =>
 
 /**
  * The dispatch a subagent of `agentType` starting at `now` is paired with: the oldest waiting
- * one of that type no older than `timeoutMs`, else the oldest such one whose type was not known.
- * A denied or interrupted call never starts a subagent and never ends: it stops waiting once it
- * is `timeoutMs` old.
+ * one of that type no older than `timeoutMs`, else the oldest such one whose type was not known;
+ * made after `after` when given. A denied or interrupted call never starts a subagent and never
+ * ends: it stops waiting once it is `timeoutMs` old.
  */
 export const selectWaiting = (
   state: HookState,
@@ -56,9 +62,12 @@ export const selectWaiting = (
   agentType: string | undefined,
   now: number,
   timeoutMs: number,
+  after = -Infinity,
 ): O.Option<DispatchState> =>
   oldestOfType(
-    state.dispatches.filter((dispatch) => WAITING[kind](dispatch) && isFresh(dispatch, now, timeoutMs)),
+    state.dispatches.filter(
+      (dispatch) => WAITING[kind](dispatch) && dispatch.record.at > after && isFresh(dispatch, now, timeoutMs),
+    ),
     agentType,
   );
 
@@ -67,7 +76,8 @@ export const selectWaiting = (
  * waiting is younger than `timeoutMs` (`selectWaiting`): its call waited that long on the user's
  * permission (the hook runs before the user is asked). The newest such dispatch of its type,
  * else of no known type, since a call the user denied, which never starts, was asked about
- * before the one now started; none older than a compacted hooks file keeps (`RETENTION_MS`).
+ * before the one now started; none older than a compacted hooks file keeps (`RETENTION_MS`),
+ * and made after `after` when given.
  */
 export const selectLateWaiting = (
   state: HookState,
@@ -75,6 +85,7 @@ export const selectLateWaiting = (
   agentType: string | undefined,
   now: number,
   timeoutMs: number,
+  after = -Infinity,
 ): O.Option<DispatchState> =>
   oldestOfType(
     state.dispatches
@@ -82,6 +93,7 @@ export const selectLateWaiting = (
         (dispatch) =>
           WAITING[kind](dispatch) &&
           dispatch.record.join === 'tool' &&
+          dispatch.record.at > after &&
           !isFresh(dispatch, now, timeoutMs) &&
           isFresh(dispatch, now, RETENTION_MS),
       )
@@ -92,7 +104,7 @@ export const selectLateWaiting = (
 /**
  * What a starting subagent is paired with: a dispatch waiting within `timeoutMs`
  * (`selectWaiting`), else a Claude Code call that waited longer on the user (`selectLateWaiting`),
- * made after `after` when given.
+ * either made after `after` when given.
  */
 export const selectWaitingOrLate = (
   state: HookState,
@@ -102,11 +114,9 @@ export const selectWaitingOrLate = (
   timeoutMs: number,
   after = -Infinity,
 ): O.Option<DispatchState> =>
-  O.alt(() =>
-    O.filter((found: DispatchState) => found.record.at > after)(
-      selectLateWaiting(state, kind, agentType, now, timeoutMs),
-    ),
-  )(selectWaiting(state, kind, agentType, now, timeoutMs));
+  O.alt(() => selectLateWaiting(state, kind, agentType, now, timeoutMs, after))(
+    selectWaiting(state, kind, agentType, now, timeoutMs, after),
+  );
 
 /** The dispatch an agent works for, and whether that is known exactly. */
 export const selectDispatchOfAgent = (

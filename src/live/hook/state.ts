@@ -15,6 +15,8 @@ export interface DispatchState {
   /** The agent its own tool call named. */
   readonly agentId?: string;
   readonly ended: boolean;
+  /** When its tool call first returned (its PostToolUse or PostToolUseFailure). */
+  readonly endedAt?: number;
   readonly final: boolean;
   readonly resulted: boolean;
   readonly observed: boolean;
@@ -135,6 +137,7 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
       case 'end': {
         const dispatch = dispatchOf(record.key);
         if (dispatch === undefined) break;
+        if (!dispatch.ended) dispatch.endedAt = record.at;
         dispatch.ended = true;
         dispatch.final ||= record.final;
         break;

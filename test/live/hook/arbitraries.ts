@@ -6,6 +6,22 @@ export const KEYS = ['toolu_a', 'toolu_b', 'toolu_c', 'line:4'];
 export const AGENTS = ['a1', 'a2', 'a3'];
 export const TYPES = ['worker', 'reviewer', undefined];
 
+/**
+ * A call of task `key` made at `at` whose section (`[Session Context]` and a line naming `key`)
+ * waits for the start of its `worker` subagent: a host that ignores the rewritten prompt.
+ */
+export const waitingSection = (key: string, at: number, join: 'tool' | 'agent' = 'tool'): HookRecord => ({
+  type: 'dispatch',
+  key,
+  taskId: key,
+  line: at,
+  agentType: 'worker',
+  sessionContext: `[Session Context]\n- ${key}`,
+  channel: 'start',
+  join,
+  at,
+});
+
 export const at = fc.integer({ min: 0, max: 2_000_000 });
 export const optional = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined });
 const strip = <T extends object>(record: T): T =>

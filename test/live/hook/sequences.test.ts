@@ -361,13 +361,14 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
    * block, `good` one with the answer, `end` the PostToolUse of a foreground call (its answer in
    * `content`, naming its agent), `bare` the same from the older `Task` tool (naming none),
    * `launched` the PostToolUse of a call sent to the background (naming its agent, returned at
-   * once, its subagent's stops after it), `late` 11 minutes passing (a subagent working past the
-   * wait, or a pause between calls). A start or a stop after its call's end without a call of its
-   * own is the subagent resumed (its answer recorded already); an event written twice is
-   * delivered twice. On a host that `ignores` the rewritten prompt, the sections go by
-   * SubagentStart (docs/hooks.md), once a first call showed it.
+   * once, its subagent's stops after it), `failed` its PostToolUseFailure, `late` 11 minutes
+   * passing (a subagent working past the wait, a permission prompt answered late, or a pause
+   * between calls). A call whose subagent never starts was denied by the user. A start or a stop
+   * after its call's end without a call of its own is the subagent resumed (its answer recorded
+   * already); an event written twice is delivered twice. On a host that `ignores` the rewritten
+   * prompt, the sections go by SubagentStart (docs/hooks.md), once a first call showed it.
    */
-  type Step = `${'pre' | 'start' | 'none' | 'good' | 'end' | 'bare' | 'launched'}${1 | 2 | 3 | 4}` | 'late';
+  type Step = `${'pre' | 'start' | 'none' | 'good' | 'end' | 'bare' | 'launched' | 'failed'}${1 | 2 | 3 | 4}` | 'late';
   type Types = 'one' | 'distinct' | 'same';
   type Host = 'honours' | 'ignores';
   const orderings: ReadonlyArray<readonly [string, Types, Host]> = [
@@ -410,6 +411,23 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
     ['pre1 pre2 pre3 start1 start2 start3 none3 good3 good1 good2 end3 end1 end2', 'same', 'ignores'],
     ['pre1 pre2 pre3 launched1 start1 launched2 start2 launched3 start3 late good2 good3 good1', 'same', 'ignores'],
     ['pre3 pre1 pre2 start2 launched2 start3 start1 good1 end1 good3 end3 good2', 'same', 'honours'],
+    // Both allowed past the wait: where the later call's subagent starts first, each takes its own;
+    // in the order of the calls, each takes the other's.
+    ['pre1 pre2 late start2 start1 good1 end1 good2 end2', 'same', 'honours'],
+    ['pre1 pre2 late start2 start1 good1 end1 good2 end2', 'same', 'ignores'],
+    ['pre1 pre2 late start1 start2 good2 end2 good1 end1', 'same', 'honours'],
+    ['pre1 pre2 late start1 start2 good2 end2 good1 end1', 'same', 'ignores'],
+    // Call 2 denied, the subagent of call 1 resumed without a call of its own: it takes no section
+    // of a call made before its own call returned, and may take one of a call made since.
+    ['pre1 pre2 start1 good1 end1 start1 good1', 'same', 'honours'],
+    ['pre1 pre2 start1 good1 end1 start1 good1', 'same', 'ignores'],
+    ['pre1 pre2 start1 good1 end1 late start1 good1', 'same', 'ignores'],
+    ['pre2 pre1 launched1 start1 good1 start1 good1', 'same', 'honours'],
+    ['pre2 pre1 launched1 start1 good1 start1 good1', 'same', 'ignores'],
+    ['pre1 start1 launched1 pre2 good1 start1 good1', 'same', 'ignores'],
+    ['pre1 pre2 start1 good1 end1 failed2 start1 good1', 'same', 'ignores'],
+    ['pre1 start1 good1 end1 pre2 start1 good1', 'same', 'honours'],
+    ['pre1 start1 good1 end1 pre2 start1 good1', 'same', 'ignores'],
   ];
 
   const seeds = [0, 1, 2].map((i) => seedCall(i));
@@ -475,8 +493,8 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
           continue;
         }
         const call = callOf(step);
-        const event = step.slice(0, -1) as 'pre' | 'start' | 'none' | 'good' | 'end' | 'bare' | 'launched';
-        if (event === 'pre' || event === 'start' || event === 'launched') await host[event](call);
+        const event = step.slice(0, -1) as 'pre' | 'start' | 'none' | 'good' | 'end' | 'bare' | 'launched' | 'failed';
+        if (event === 'pre' || event === 'start' || event === 'launched' || event === 'failed') await host[event](call);
         else if (event === 'none') await host.stop(call, 'Looking at the code first.');
         else if (event === 'good') await host.stop(call);
         else await host.finished(call, event === 'end');
@@ -498,21 +516,49 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
       expect(results).toHaveLength(seeds.length + shown.length + answered.length);
       // Its own section, by one channel, where docs/hooks.md promises it: always in the prompt; at
       // SubagentStart, by agent type, oldest first, so for subagents of one type only where each
-      // started after its call named it, or in the order of their calls.
+      // started after its call named it, or in the order of their calls; where the older call waited
+      // past the wait when the first of the two started, the newest section goes first, so there in
+      // the other order. A denied call's subagent never starts: one of its type may take its section.
       const at = (step: Step) => steps.indexOf(step);
+      const denied = made.filter((call) => at(`start${n(call)}`) < 0);
+      const started = (call: Call) => (denied.includes(call) ? steps.length : at(`start${n(call)}`));
+      const lateAt = (call: Call, index: number) => steps.slice(at(`pre${n(call)}`), index).includes('late');
       const unnamed = made.filter(
         (call) => !(at(`launched${n(call)}`) >= 0 && at(`launched${n(call)}`) < at(`start${n(call)}`)),
       );
-      const ordered = unnamed.every((a) =>
-        unnamed.every(
-          (b) =>
-            a === b ||
-            a.agentType !== b.agentType ||
-            at(`pre${n(a)}`) < at(`pre${n(b)}`) === at(`start${n(a)}`) < at(`start${n(b)}`),
-        ),
-      );
+      const inOrder = (a: Call, b: Call) => started(a) < started(b) !== lateAt(a, Math.min(started(a), started(b)));
+      // A subagent resumed without a call of its own (started again once its answer is in) takes a
+      // waiting section of its type made since its call returned, as a call resuming it would be.
+      const returned = (call: Call) =>
+        Math.min(
+          ...(['end', 'bare', 'launched'] as const).map((event) => at(`${event}${n(call)}`)).filter((i) => i >= 0),
+        );
+      const resumedAt = (call: Call) =>
+        steps.flatMap((step, i) =>
+          step === `start${n(call)}` && i > returned(call) && i > at(`good${n(call)}`) && at(`good${n(call)}`) >= 0
+            ? [i]
+            : [],
+        );
+      const ordered =
+        unnamed.every((a) =>
+          unnamed.every(
+            (b) =>
+              a === b ||
+              a.agentType !== b.agentType ||
+              (denied.includes(a) && denied.includes(b)) ||
+              (at(`pre${n(a)}`) < at(`pre${n(b)}`) ? inOrder(a, b) : inOrder(b, a)),
+          ),
+        ) &&
+        made.every((a) =>
+          made.every(
+            (b) =>
+              a === b ||
+              a.agentType !== b.agentType ||
+              resumedAt(a).every((i) => !(at(`pre${n(b)}`) > returned(a) && at(`pre${n(b)}`) < i && started(b) > i)),
+          ),
+        );
       const { prompts } = replayOf(dir);
-      for (const call of made) {
+      for (const call of made.filter((call) => !denied.includes(call))) {
         const own = prompts.filter((prompt) => prompt.taskId === taskOf(call)).map((prompt) => prompt.sessionContext);
         expect(own, `the prompt of task ${taskOf(call)}`).toHaveLength(1);
         const sections = host.given.get(call.toolUseId)?.sections ?? [];
@@ -530,8 +576,11 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
         log: readFileSync(logOf(dir), 'utf8'),
         given: new Map([...templated.given, ...host.given]),
         handed: [...templated.handed, ...handed],
-        own: [...seeds.filter((call) => !templated.lost.includes(taskOf(call))), ...(ordered ? made : [])],
-        unreceived: templated.lost,
+        own: [
+          ...seeds.filter((call) => !templated.lost.includes(taskOf(call))),
+          ...(ordered ? made.filter((call) => !denied.includes(call)) : []),
+        ],
+        unreceived: [...templated.lost, ...denied.map(taskOf)],
       });
     },
   );

@@ -14,12 +14,13 @@ import {
   selectDispatchOfAgent,
   selectLateWaiting,
   selectMissed,
+  selectNamedAt,
   selectWaiting,
 } from '../../../src/live/hook/select.js';
 import { foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
 import { hookTransition } from '../../../src/live/hook/transition.js';
 import type { HookInput } from '../../../src/live/hook/model.js';
-import { AGENTS, KEYS, record, TYPES, wellFormed } from './arbitraries.js';
+import { AGENTS, KEYS, record, TYPES, waitingSection, wellFormed } from './arbitraries.js';
 
 /** Every answer a later event can ask of the state. */
 const decisions = (state: HookState, now: number, timeoutMs: number) => ({
@@ -47,12 +48,12 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
         [
           'settled',
           O.toUndefined(
-            O.map(({ dispatch }: { dispatch: HookState['dispatches'][number] }) => dispatch.record)(
+            O.map(({ dispatch }: { dispatch: HookState['dispatches'][number] }) => selectNamedAt(dispatch))(
               O.filter(
                 ({ dispatch }: { dispatch: HookState['dispatches'][number] }) => dispatch.record.join === 'tool',
               )(selectDispatchOfAgent(state, agentId)),
             ),
-          )?.at,
+          ),
         ]
       : O.toUndefined(
           O.map(({ dispatch, exact }: { dispatch: HookState['dispatches'][number]; exact: boolean }) => [
@@ -139,24 +140,13 @@ describe('the hooks file state', () => {
   it("keeps the call a settled Claude Code subagent worked for, so one resumed once the file is compacted takes its new call's section", () => {
     // A host that ignores the rewrite: sections wait for SubagentStart. a1 answered toolu_a; the
     // foreground call toolu_b resumes it, and names it only at its end.
-    const waiting = (key: string, at: number): HookRecord => ({
-      type: 'dispatch',
-      key,
-      taskId: key,
-      line: at,
-      agentType: 'worker',
-      sessionContext: `[Session Context]\n- ${key}`,
-      channel: 'start',
-      join: 'tool',
-      at,
-    });
     const records: HookRecord[] = [
-      waiting('toolu_a', 1_000),
+      waitingSection('toolu_a', 1_000),
       { type: 'claim', key: 'toolu_a', agentId: 'a1', at: 1_001 },
       { type: 'launch', key: 'toolu_a', agentId: 'a1', at: 1_002 },
       { type: 'result', key: 'toolu_a', agentId: 'a1', taskId: 'toolu_a', at: 1_002 },
       { type: 'end', key: 'toolu_a', final: true, at: 1_002 },
-      waiting('toolu_b', 2_000),
+      waitingSection('toolu_b', 2_000),
     ];
     const full = foldHookRecords(records);
     const compacted = foldHookRecords(compactHookRecords(full, 3_000, 1_000_000));

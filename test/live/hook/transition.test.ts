@@ -19,7 +19,7 @@ import type { SubagentDispatch } from '../../../src/live/hook/payload.js';
 import type { HookRecord } from '../../../src/live/hook/records.js';
 import { applyHookRecords, emptyHookState, foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
 import { dispatchRecordOf, hookTransition } from '../../../src/live/hook/transition.js';
-import { AGENTS, KEYS, optional, record, TYPES, wellFormed } from './arbitraries.js';
+import { AGENTS, KEYS, optional, record, TYPES, waitingSection, wellFormed } from './arbitraries.js';
 
 const SESSION = 's1';
 const SECTION = '[Session Context]\n- src/a.ts modified_by task:0';
@@ -222,29 +222,18 @@ describe('the hook transition, by example', () => {
   it('a Claude Code subagent starting past the wait, its call held by the permission prompt, takes the newest section of its type', () => {
     // A host that ignores the rewrite: sections wait for SubagentStart. Call a was denied; call b
     // waited on the user past the wait.
-    const waiting = (key: string, at: number, join: 'tool' | 'agent' = 'tool'): HookRecord => ({
-      type: 'dispatch',
-      key,
-      taskId: key,
-      line: at,
-      agentType: 'worker',
-      sessionContext: `${SECTION} ${key}`,
-      channel: 'start',
-      join,
-      at,
-    });
-    const state = foldHookRecords([waiting('toolu_a', 1_000), waiting('toolu_b', 2_000)]);
+    const state = foldHookRecords([waitingSection('toolu_a', 1_000), waitingSection('toolu_b', 2_000)]);
     const start = (agentId: string, now: number) =>
       onEvent(state, { event: 'SubagentStart', sessionId: SESSION, agentId, agentType: 'worker' }, now);
     const late = start('a2', 2_000 + TIMEOUT + 1);
     expect(late.output).toEqual({
-      hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${SECTION} toolu_b` },
+      hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: '[Session Context]\n- toolu_b' },
     });
     expect(late.records).toEqual([{ type: 'claim', key: 'toolu_b', agentId: 'a2', at: 2_000 + TIMEOUT + 1 }]);
     // Taken by its type: printed only once the claim is in the hooks file, or the next would take it again.
     expect(late.outputNeedsRecords).toBe(true);
     // A section made within the wait goes first: the subagent of that call is the one starting.
-    const fresh = applyHookRecords(state, [waiting('toolu_c', 2_000 + TIMEOUT)]);
+    const fresh = applyHookRecords(state, [waitingSection('toolu_c', 2_000 + TIMEOUT)]);
     const started = onEvent(
       fresh,
       { event: 'SubagentStart', sessionId: SESSION, agentId: 'a3', agentType: 'worker' },
@@ -252,13 +241,37 @@ describe('the hook transition, by example', () => {
     );
     expect(started.records).toEqual([expect.objectContaining({ key: 'toolu_c' })]);
     // A Codex spawn starts at once: one whose subagent did not start within the wait never will.
-    const codexState = foldHookRecords([waiting('call_1', 1_000, 'agent')]);
+    const codexState = foldHookRecords([waitingSection('call_1', 1_000, 'agent')]);
     const codexStart = onEvent(
       codexState,
       { event: 'SubagentStart', sessionId: SESSION, agentId: 'a4', agentType: 'worker' },
       1_000 + TIMEOUT + 1,
     );
     expect(codexStart.output).toBeUndefined();
+  });
+
+  it('a Claude Code subagent resumed takes no section of a call made before its own call named it', () => {
+    // A host that ignores the rewrite: sections wait for SubagentStart. a1 answered toolu_a, whose
+    // end named it at 3_000; toolu_b was made while toolu_a ran (and denied), toolu_c after its end.
+    const answered = foldHookRecords([
+      waitingSection('toolu_a', 1_000),
+      waitingSection('toolu_b', 2_000),
+      { type: 'claim', key: 'toolu_a', agentId: 'a1', at: 2_500 },
+      { type: 'launch', key: 'toolu_a', agentId: 'a1', at: 3_000 },
+      { type: 'result', key: 'toolu_a', agentId: 'a1', taskId: 'toolu_a', at: 3_000 },
+      { type: 'end', key: 'toolu_a', final: true, at: 3_000 },
+    ]);
+    const resume = (state: HookState, now: number) =>
+      onEvent(state, { event: 'SubagentStart', sessionId: SESSION, agentId: 'a1', agentType: 'worker' }, now);
+    // Resumed without a call of its own: within the wait, or past it, toolu_b's section is no one's to take.
+    for (const now of [4_000, 2_000 + TIMEOUT + 1]) {
+      const resumed = resume(answered, now);
+      expect(resumed.output).toBeUndefined();
+      expect(resumed.records).toEqual([]);
+    }
+    // A call made since its end may be the one resuming it: it takes that call's.
+    const asked = applyHookRecords(answered, [waitingSection('toolu_c', 3_500)]);
+    expect(resume(asked, 4_000).records).toEqual([{ type: 'claim', key: 'toolu_c', agentId: 'a1', at: 4_000 }]);
   });
 
   it('a report no call named in time is recorded under its agent, and the user is told', () => {
