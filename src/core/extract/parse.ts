@@ -91,6 +91,10 @@ const parseBlockJson = (text: string): E.Either<ContractError, unknown> =>
         parseJson(text),
       );
 
+/** The JSON of the last complete result block of `raw`, unvalidated (see `lastBlockRange`). */
+export const parseResultJson = (raw: string): E.Either<ContractError, unknown> =>
+  pipe(findLastBlock(raw), E.map(stripFence), E.chain(parseBlockJson));
+
 /** Validates an already-parsed result object against the role's contract. */
 export const parseDispatchResult = (value: unknown, role: SourceRole): E.Either<ContractError, DispatchResult> =>
   isSourceRole(role)
@@ -103,9 +107,4 @@ export const parseDispatchOutput = (raw: string, role: SourceRole): E.Either<Con
     ? parseDispatchResult(undefined, role)
     : typeof raw !== 'string'
       ? E.left(contractError('invalid_input', 'the output is not a string'))
-      : pipe(
-          findLastBlock(raw),
-          E.map(stripFence),
-          E.chain(parseBlockJson),
-          E.chain((value) => parseDispatchResult(value, role)),
-        );
+      : E.chain((value) => parseDispatchResult(value, role))(parseResultJson(raw));

@@ -39,11 +39,15 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   const linkedTo = new Map<string, string[]>();
   for (const [agentId, { key }] of Object.entries(state.agents))
     linkedTo.set(key, [...(linkedTo.get(key) ?? []), agentId]);
+  // So does a Codex section a subagent took by a guess, whose result another's answer took: that
+  // subagent's answer, still to come, is paired through it, and its spawn's end tells whose
+  // section it started with (select.ts, results.ts).
   for (const dispatch of settled) {
     const { record } = dispatch;
     const agents = linkedTo.get(record.key) ?? [];
-    if (record.join !== 'tool' || agents.length === 0) continue;
-    records.push({ ...record, sessionContext: '' });
+    if (record.join === 'tool' ? agents.length === 0 : agents.every((agentId) => isAgentSettled(state, agentId)))
+      continue;
+    records.push(record.join === 'tool' ? { ...record, sessionContext: '' } : record);
     for (const agentId of agents)
       records.push({
         type: state.agents[agentId]?.exact === true ? 'launch' : 'claim',
@@ -83,7 +87,9 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
     // anything now. An agent linked to another dispatch works for that one: it is not marked.
     const agents = [...new Set([dispatch.agentId, dispatch.claimedBy])].filter(
       (id): id is string =>
-        id !== undefined && (state.settledAgents[id] === true || state.agents[id]?.key === dispatch.record.key),
+        id !== undefined &&
+        (state.settledAgents[id] === true ||
+          (state.agents[id]?.key === dispatch.record.key && isAgentSettled(state, id))),
     );
     for (const agentId of agents) markedAgents.add(agentId);
     const [first, ...others] = agents;

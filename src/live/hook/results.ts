@@ -10,11 +10,12 @@ import type { DispatchState, Missed } from './state.js';
 import {
   isAgentSettled,
   isAwaitingToolResult,
+  selectAnsweredDispatch,
   selectDispatchOfAgent,
   selectExpiredReports,
   selectMissed,
 } from './select.js';
-import { agentName, digestOf, holdsResult, recordResult, say, type Turn } from './turn.js';
+import { agentName, digestOf, holdsResult, recordResult, say, selectResultTaskId, type Turn } from './turn.js';
 
 /**
  * Tells the user, once per dispatch, that an answer its subagent gave has no result block, so
@@ -228,7 +229,11 @@ export const onReport = (
     return;
   }
   if (O.isSome(link)) {
-    const { dispatch, exact } = link.value;
+    const { exact } = link.value;
+    // A section taken by a guess may be another subagent's: the result's task says whose it answered.
+    const dispatch = exact
+      ? link.value.dispatch
+      : selectAnsweredDispatch(state, link.value.dispatch, agentId, selectResultTaskId(text));
     if (exact || dispatch.record.join === 'agent')
       return recordResult(turn, {
         taskId: dispatch.record.taskId,

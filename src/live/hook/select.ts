@@ -139,7 +139,43 @@ export const isAgentSettled = (state: HookState, agentId: string | undefined): b
   const dispatch = link === undefined ? undefined : state.byKey[link.key];
   if (link?.exact === true && dispatch !== undefined && !isSettled(dispatch)) return false;
   if (state.settledAgents[agentId] === true) return true;
+  // A Codex section taken by a guess, whose result another subagent's answer took: this one's is to come.
+  if (link?.exact === false && dispatch?.record.join === 'agent') return dispatch.final;
   return dispatch !== undefined && isSettled(dispatch);
+};
+
+/**
+ * The dispatch a Codex subagent answered that took the section `guessed` by its type, before its
+ * spawn named it: where its result names the task of another dispatch of its type still waiting
+ * for a result, whose spawn named no other agent, that one (two such subagents may take each
+ * other's sections, never each other's results); else `guessed`, unless another answer took it,
+ * then the one whose section went to a subagent whose answer landed elsewhere.
+ */
+export const selectAnsweredDispatch = (
+  state: HookState,
+  guessed: DispatchState,
+  agentId: string,
+  resultTaskId: string | undefined,
+): DispatchState => {
+  const { agentType } = guessed.record;
+  const isOpen = (dispatch: DispatchState): boolean =>
+    dispatch.record.join === 'agent' &&
+    dispatch.record.channel === 'start' &&
+    dispatch.record.agentType === agentType &&
+    !isSettled(dispatch) &&
+    (dispatch.agentId === undefined || dispatch.agentId === agentId);
+  if (resultTaskId === guessed.record.taskId) return guessed;
+  const named = state.dispatches.find((dispatch) => dispatch.record.taskId === resultTaskId && isOpen(dispatch));
+  if (named !== undefined) return named;
+  if (!isSettled(guessed)) return guessed;
+  const left = state.dispatches.find(
+    (dispatch) =>
+      dispatch.claimedBy !== undefined &&
+      dispatch.claimedBy !== agentId &&
+      state.settledAgents[dispatch.claimedBy] === true &&
+      isOpen(dispatch),
+  );
+  return left ?? guessed;
 };
 
 /**

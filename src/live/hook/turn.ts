@@ -3,10 +3,13 @@
  * effects it adds in order. Shared by the decisions about sections (sections.ts) and about
  * results (results.ts).
  */
+import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { type Failure, failure } from '../../base/failure.js';
 import { sha256HexPrefix } from '../../base/hash.js';
-import { BEGIN_MARKER } from '../../core/extract/parse.js';
+import { isRecord } from '../../base/record.js';
+import { collapseWhitespace } from '../../base/text.js';
+import { BEGIN_MARKER, parseResultJson } from '../../core/extract/parse.js';
 import { LIMIT_CODES, MAX_OUTPUT_LENGTH } from '../session/limits.js';
 import { nameId } from '../session/id.js';
 import type { HookEffect, HookSettings } from './model.js';
@@ -24,6 +27,16 @@ const BLOCK_LINE = new RegExp(`^[ \\t]*${BEGIN_MARKER}[ \\t]*$`, 'mu');
 
 /** True when `text` holds a result block (a line with the begin marker alone). */
 export const holdsResult = (text: string | undefined): text is string => text !== undefined && BLOCK_LINE.test(text);
+
+/**
+ * The `task_id` the result block of `text` names, whitespace collapsed as a task's is, if its JSON
+ * names one: which task the subagent was told it works for, whatever section it took.
+ */
+export const selectResultTaskId = (text: string): string | undefined => {
+  const parsed = parseResultJson(text);
+  const taskId = E.isRight(parsed) && isRecord(parsed.right) ? parsed.right['task_id'] : undefined;
+  return typeof taskId === 'string' ? collapseWhitespace(taskId) : undefined;
+};
 
 /** The digest of a result's text: the same text again is the same result. */
 export const digestOf = (text: string): string => sha256HexPrefix(text, 16);

@@ -892,8 +892,8 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
    * turn: `none` without a result block, `bad` with a result the session refuses, `good` with its
    * result. `late` is 11 minutes passing, past the timeout (only once every dispatched subagent
    * has started: a spawned subagent starts at once). An event written twice is delivered twice.
-   * A spawn's PostToolUse, where the host sends one, comes before the stop of its agent's first
-   * turn: it returns at once.
+   * A spawn's PostToolUse, where the host sends one, returns at once, before its agent's first turn
+   * ends; its hook process may still take the lock after that turn's stop's.
    */
   type Step = `${'pre' | 'spawned' | 'start' | 'none' | 'bad' | 'good'}${1 | 2}` | 'late';
   type Types = 'one' | 'distinct' | 'same';
@@ -920,6 +920,24 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     ['pre1 pre2 spawned1 start2 start1 spawned2 good1 good2', 'same'],
     ['pre2 spawned2 pre1 start1 spawned1 start2 none2 bad1 late good2 good1', 'same'],
     ['pre1 pre2 spawned1 spawned1 start2 start2 spawned2 start1 good2 good2 good1', 'same'],
+    // A stop with its result before its own spawn's PostToolUse (its hook process took the lock
+    // first), both subagents having started before either spawn named them: in their spawns'
+    // order, or the other.
+    ['pre1 pre2 start2 start1 good2 spawned1 spawned2 good1', 'same'],
+    ['pre1 pre2 start2 start1 good1 spawned1 spawned2 good2', 'same'],
+    ['pre1 pre2 start2 start1 spawned1 good2 spawned2 good1', 'same'],
+    ['pre1 pre2 start2 start1 spawned2 good1 spawned1 good2', 'same'],
+    ['pre1 pre2 start2 start1 good2 good1 spawned2 spawned1', 'same'],
+    ['pre1 pre2 start2 start1 good1 spawned2 good2 spawned1', 'same'],
+    ['pre1 pre2 start2 start1 none1 good2 none1 spawned2 spawned1 good1', 'same'],
+    ['pre1 pre2 start2 start1 bad2 good1 spawned1 good2 late spawned2 good2', 'same'],
+    ['pre2 pre1 start1 start2 good1 late spawned2 spawned1 good2 good1', 'same'],
+    ['pre1 pre2 start1 start2 good1 spawned2 spawned1 good2', 'same'],
+    ['pre1 pre2 start1 start2 good2 good1 spawned2 spawned1', 'same'],
+    ['pre1 pre2 start1 start2 none2 good1 spawned1 good2 spawned2', 'same'],
+    ['pre1 pre2 start2 start1 bad1 bad2 good2 good1 spawned1 spawned2', 'same'],
+    // No spawn's PostToolUse at all (Codex's documented hooks): the results still name their tasks.
+    ['pre1 pre2 start2 start1 good2 none1 good1', 'same'],
   ];
 
   it.each(orderings)(

@@ -11,6 +11,7 @@ import {
   isAgentSettled,
   isAwaitingToolResult,
   isSettled,
+  selectAnsweredDispatch,
   selectDispatchOfAgent,
   selectLateWaiting,
   selectMissed,
@@ -123,6 +124,40 @@ describe('the hooks file state', () => {
     const compacted = foldHookRecords(compactHookRecords(foldHookRecords(records), 0, 1));
     expect(isAgentSettled(compacted, 'a2')).toBe(false);
     expect(compacted.agents['a2']).toEqual({ key: 'toolu_b', exact: true });
+  });
+
+  it('keeps a Codex subagent pairing its answer through the section it guessed, once another answer settled that section', () => {
+    // a2 took task 2's section and a3 task 3's, each the other's; a3's answer, naming task 2, was
+    // recorded there. a2's answer, to come, names task 3: it is paired through its guess.
+    const codex = (key: string, taskId: string): HookRecord => ({
+      type: 'dispatch',
+      key,
+      taskId,
+      line: Number(taskId),
+      agentType: 'worker',
+      sessionContext: `[Session Context]\n- ${taskId}`,
+      channel: 'start',
+      join: 'agent',
+      at: 0,
+    });
+    const records: HookRecord[] = [
+      codex('toolu_a', '2'),
+      codex('toolu_b', '3'),
+      { type: 'claim', key: 'toolu_a', agentId: 'a2', at: 0 },
+      { type: 'claim', key: 'toolu_b', agentId: 'a3', at: 0 },
+      { type: 'result', key: 'toolu_a', agentId: 'a3', taskId: '2', at: 0 },
+    ];
+    const full = foldHookRecords(records);
+    const compacted = foldHookRecords(compactHookRecords(full, 0, 1));
+    for (const state of [full, compacted]) {
+      expect(isAgentSettled(state, 'a2')).toBe(false);
+      expect(isAgentSettled(state, 'a3')).toBe(true);
+      expect(state.agents['a2']).toEqual({ key: 'toolu_a', exact: false });
+      const guessed = state.byKey['toolu_a']!;
+      expect(guessed.record.sessionContext).toBe('[Session Context]\n- 2');
+      expect(selectAnsweredDispatch(state, guessed, 'a2', '3').record.key).toBe('toolu_b');
+      expect(selectAnsweredDispatch(state, guessed, 'a2', undefined).record.key).toBe('toolu_b');
+    }
   });
 
   it('keeps an agent that took two sections working for the first it took, once the file is compacted', () => {
