@@ -10,6 +10,7 @@ import type { DispatchState, Missed } from './state.js';
 import {
   isAgentSettled,
   isAwaitingToolResult,
+  isTakenByGuess,
   selectAnsweredDispatch,
   selectDispatchOfAgent,
   selectExpiredReports,
@@ -108,6 +109,51 @@ const onUnknownCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   );
 };
 
+/** True when the section of `dispatch` is handed out at `SubagentStart` (and is not empty). */
+const isStartSection = ({ record }: DispatchState): boolean =>
+  record.channel === 'start' && record.sessionContext !== '';
+
+/**
+ * Tells the user, once per subagent, that it took another call's section by its type, as the call
+ * of `dispatch` naming `agentId` shows: that agent took another's, or another subagent took this
+ * call's before it named its own (a Codex spawn: its own agent still takes it, sections.ts).
+ */
+const tellMismatches = (turn: Turn, dispatch: DispatchState, agentId: string): void => {
+  const { state } = turn;
+  const { taskId } = dispatch.record;
+  // An agent an earlier call named (resumed by this one) took no section by a guess. One a Codex
+  // spawn named another agent for was told of at that naming.
+  const guessed = state.agents[agentId];
+  const other = guessed === undefined || guessed.exact ? undefined : state.byKey[guessed.key];
+  if (
+    other !== undefined &&
+    other.record.key !== dispatch.record.key &&
+    isStartSection(other) &&
+    !(other.agentId !== undefined && isTakenByGuess(other, other.agentId))
+  )
+    say(
+      turn,
+      failure(
+        'section_mismatch',
+        `the subagent of task ${nameId(taskId)} (${nameId(agentId)}) started with the [Session Context] of task ${nameId(other.record.taskId)}`,
+      ),
+    );
+  // One whose own spawn named it already was told of then.
+  const { claimedBy } = dispatch;
+  if (
+    isStartSection(dispatch) &&
+    isTakenByGuess(dispatch, agentId) &&
+    (claimedBy === undefined || state.agents[claimedBy]?.exact !== true)
+  )
+    say(
+      turn,
+      failure(
+        'section_mismatch',
+        `the subagent ${claimedBy === undefined ? 'without an agent_id' : nameId(claimedBy)} started with the [Session Context] of task ${nameId(taskId)}, whose call named another (${nameId(agentId)})`,
+      ),
+    );
+};
+
 /** `PostToolUse` of a subagent tool: the call's answer, or the agent it launched. */
 export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   const { state, records } = turn;
@@ -133,22 +179,7 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   const agentId = response.agentId ?? dispatch.agentId;
   if (response.agentId !== undefined && dispatch.agentId === undefined) {
     records.push({ type: 'launch', key: record.key, agentId: response.agentId, at: turn.now });
-    // An agent an earlier call named (resumed by this one) took no section by a guess.
-    const guessed = state.agents[response.agentId];
-    const other = guessed === undefined || guessed.exact ? undefined : state.byKey[guessed.key];
-    if (
-      other !== undefined &&
-      other.record.key !== record.key &&
-      other.record.channel === 'start' &&
-      other.record.sessionContext !== ''
-    )
-      say(
-        turn,
-        failure(
-          'section_mismatch',
-          `the subagent of task ${nameId(record.taskId)} (${nameId(response.agentId)}) started with the [Session Context] of task ${nameId(other.record.taskId)}`,
-        ),
-      );
+    tellMismatches(turn, dispatch, response.agentId);
   }
   const report = agentId === undefined ? undefined : state.reports[agentId];
   const launched = response.status === 'async_launched';

@@ -6,7 +6,7 @@ import { LIMIT_CODES, MAX_PROMPT_LENGTH } from '../session/limits.js';
 import { nameId } from '../session/id.js';
 import { CLAUDE_SUBAGENT_TOOLS, selectTaskId, type SubagentDispatch, type SubagentStarted } from './payload.js';
 import type { DispatchRecord } from './records.js';
-import { isAgentSettled, selectDispatchOfAgent, selectNamedAt, selectWaitingOrLate } from './select.js';
+import { isAgentSettled, isTakenByGuess, selectDispatchOfAgent, selectNamedAt, selectWaitingOrLate } from './select.js';
 import { say, type Turn } from './turn.js';
 
 /** The prompt with its section in front, as the subagent gets it. */
@@ -102,6 +102,10 @@ export const onStart = (event: SubagentStarted, turn: Turn): Readonly<Record<str
       turn.records.push({ type: 'claim', key: dispatch.record.key, agentId: event.agentId, at: now });
       return section(dispatch.record.sessionContext);
     }
+    // So where another subagent of its type took it by a guess before its call named this one
+    // (handed out twice, the user told at that naming). That subagent keeps its claim, through which
+    // its answer is paired, so nothing is recorded: a start again is handed it again.
+    if (link.value.exact && isTakenByGuess(dispatch, event.agentId)) return section(dispatch.record.sessionContext);
     // Started again before its call is over: the section it took before (Claude Code injects it
     // only if its copy is gone).
     return dispatch.claimedBy === event.agentId ? section(dispatch.record.sessionContext) : undefined;

@@ -130,6 +130,14 @@ export const selectDispatchOfAgent = (
 };
 
 /**
+ * True when a subagent other than `agentId`, the one its spawn names, took the Codex section of
+ * `dispatch` at its start: by its type, before the spawn named its own (no spawn resumes a Codex
+ * subagent, so none other takes a section for a spawn of its own).
+ */
+export const isTakenByGuess = (dispatch: DispatchState, agentId: string): boolean =>
+  dispatch.record.join === 'agent' && dispatch.claimed && dispatch.claimedBy !== agentId;
+
+/**
  * True when the agent's result is in, or its call is over: nothing it sends from now on is
  * recorded. An agent a later call named (resumed by a call of its own) works for that call anew.
  */

@@ -938,6 +938,18 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     ['pre1 pre2 start2 start1 bad1 bad2 good2 good1 spawned1 spawned2', 'same'],
     // No spawn's PostToolUse at all (Codex's documented hooks): the results still name their tasks.
     ['pre1 pre2 start2 start1 good2 none1 good1', 'same'],
+    // A subagent starting before any spawn named an agent takes the oldest section by its type; that
+    // section's spawn then names its own agent, which starts after: that agent takes its own section
+    // all the same, and the other subagent's own section reaches no one.
+    ['pre1 pre2 start2 spawned1 start1 good2 good1', 'same'],
+    ['pre1 pre2 start2 spawned1 start1 good1 good2', 'same'],
+    ['pre1 pre2 start2 spawned1 start1 spawned2 good2 good1', 'same'],
+    ['pre1 pre2 start2 spawned1 start1 good1 spawned2 good2', 'same'],
+    ['pre1 pre2 start2 spawned1 spawned2 start1 good1 good2', 'same'],
+    ['pre2 pre1 start1 spawned2 start2 good1 good2', 'same'],
+    ['pre2 pre1 start1 spawned2 spawned1 start2 none1 good2 good1', 'same'],
+    ['pre1 pre2 start2 spawned1 none2 start1 none1 good2 late good1', 'same'],
+    ['pre1 pre2 start2 start2 spawned1 start1 start1 start2 bad1 good1 late none2 good2', 'same'],
   ];
 
   it.each(orderings)(
@@ -969,31 +981,51 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
         .split('\n')
         .filter((line) => line.includes('"type":"dispatch"'));
       expect(results).toHaveLength(seeds.length + calls.length);
-      // Its own section, once (a repeated start is handed the same one again), where docs/hooks.md
-      // promises it: for subagents of distinct types, or where a spawn named its agent before that
-      // agent started, or where they started in the order of their spawns; subagents of one type
-      // that both started before their spawns named them may take each other's.
+      // The section each subagent takes at its first start, as docs/hooks.md says: of distinct types,
+      // or where its spawn named it before it started, its own; else the oldest (in the order of the
+      // spawns) that no spawn has named an agent for yet and no subagent took. Subagents of one type
+      // that start before their spawns named them may so take each other's, and a section taken so
+      // that a spawn then names its own agent for is handed out twice: by the guess, and to that agent.
       const at = (step: Step) => steps.indexOf(step);
-      const named = (n: 1 | 2) => at(`spawned${n}`) >= 0 && at(`spawned${n}`) < at(`start${n}`);
-      const promised =
-        types !== 'same' || named(1) || named(2) || at('start1') < at('start2') === at('pre1') < at('pre2');
+      const n = (call: Call): 1 | 2 => (call === first ? 1 : 2);
+      const before = (step: Step, index: number) => at(step) >= 0 && at(step) < index;
+      const spawns = calls.map(n).sort((a, b) => at(`pre${a}`) - at(`pre${b}`));
+      const took = (agent: 1 | 2): 1 | 2 | undefined => {
+        const started = at(`start${agent}`);
+        if (types !== 'same' || before(`spawned${agent}`, started)) return agent;
+        const other = agent === 1 ? 2 : 1;
+        return spawns.find(
+          (d) => !before(`spawned${d}`, started) && !(before(`start${other}`, started) && took(other) === d),
+        );
+      };
+      const own = calls.filter((call) => took(n(call)) === n(call));
+      const takers = (call: Call) => calls.filter((agent) => took(n(agent)) === n(call));
       expectHandedAsReplayed({
         log: readFileSync(logOf(dir), 'utf8'),
         given: host.given,
         handed,
-        own: [...seeds, ...(promised ? calls : [])],
+        own: [...seeds, ...own],
+        unreceived: calls.filter((call) => takers(call).length === 0).map(taskOf),
+        twice: calls.filter((call) => takers(call).length === 2).map(taskOf),
       });
-      if (promised) {
-        const { prompts } = replayOf(dir);
-        for (const call of [...seeds, ...calls]) {
-          const own = prompts.filter((prompt) => prompt.taskId === taskOf(call)).map((prompt) => prompt.sessionContext);
-          expect(own, `the prompt of task ${taskOf(call)}`).toHaveLength(1);
-          expect(
-            [...new Set(host.given.get(call.toolUseId)?.sections)],
-            `the sections given to ${call.agentId}`,
-          ).toEqual(own[0] === '' ? [] : own);
-        }
+      const { prompts } = replayOf(dir);
+      for (const call of [...seeds, ...own]) {
+        const section = prompts
+          .filter((prompt) => prompt.taskId === taskOf(call))
+          .map((prompt) => prompt.sessionContext);
+        expect(section, `the prompt of task ${taskOf(call)}`).toHaveLength(1);
+        expect([...new Set(host.given.get(call.toolUseId)?.sections)], `the sections given to ${call.agentId}`).toEqual(
+          section[0] === '' ? [] : section,
+        );
       }
+      // A subagent that took another's section is told of once, where a spawn shows it: its own, or
+      // that of the section it took.
+      const mismatched = calls.filter((call) => {
+        const section = took(n(call));
+        return section !== undefined && section !== n(call) && [n(call), section].some((d) => at(`spawned${d}`) >= 0);
+      });
+      const told = host.notices.flatMap((notice) => notice.match(/section_mismatch: /gu) ?? []);
+      expect(told, host.notices.join('\n')).toHaveLength(mismatched.length);
       expect(replayOf(dir).errors).toEqual([]);
     },
   );
