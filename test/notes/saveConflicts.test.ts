@@ -1,14 +1,18 @@
 /**
  * Saves that meet a conflict: a store that answers conflict every time gets a bounded number of
- * calls, spaced out longer each time, and the changes stay in memory for the next save; and an
+ * calls, spaced out longer each time, and the changes stay in memory for the next save; an
  * end of stage whose save met a conflict answers with the profile as the store took it, the
- * other writer's facts included.
+ * other writer's facts included; and a merge applied again after messages were extracted since
+ * its end of stage keeps the stored profile and the session's merged mark in step.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { selectSessionFacts } from '../../src/notes/ledger.js';
+import { replayNotes } from '../../src/notes/events.js';
+import { emptyNotesLedger, selectSessionFacts } from '../../src/notes/ledger.js';
+import type { CompleteFn } from '../../src/notes/port.js';
 import { memoryNotesStore, type NotesStore, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { COLOR, duplicates, extract } from './leaseOrders.js';
 import { noting } from './noting.js';
 import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 
@@ -167,4 +171,164 @@ describe('an end of stage whose save met a conflict', () => {
       await Promise.all([a.close(), b.close()]);
     }
   });
+});
+
+/**
+ * A store over `memory` whose saves, while held, are made only once let go (so a save another
+ * writer got in before meets it as a conflict) and answered then.
+ */
+const heldSaves = (memory: NotesStore): { store: NotesStore; hold: () => void; letGo: () => void } => {
+  let holding = false;
+  const held: Array<() => void> = [];
+  return {
+    hold: () => {
+      holding = true;
+    },
+    letGo: () => {
+      holding = false;
+      for (const go of held.splice(0)) go();
+    },
+    store: {
+      load: (user, session) => memory.load(user, session),
+      save: (user, write) =>
+        holding
+          ? new Promise((resolve) => held.push(() => resolve(memory.save(user, write))))
+          : memory.save(user, write),
+      unmergedSessions: (user) => memory.unmergedSessions!(user),
+    },
+  };
+};
+
+interface StoredNotes {
+  readonly facts: ReadonlyArray<{ readonly fact: string; readonly session?: string }>;
+  readonly consolidated?: boolean;
+}
+
+/** The records of maya's sessions s1 and s2 and her profile, as `memory` holds them. */
+const storedNotes = async (
+  memory: NotesStore,
+): Promise<{ sessions: Record<'s1' | 's2', StoredNotes | undefined>; profile: StoredNotes | undefined }> => {
+  const [s1, s2] = await Promise.all([memory.load('maya', 's1'), memory.load('maya', 's2')]);
+  if (E.isLeft(s1) || E.isLeft(s2)) throw new Error('the memory store failed a load');
+  return {
+    sessions: {
+      s1: s1.right.session.value as StoredNotes | undefined,
+      s2: s2.right.session.value as StoredNotes | undefined,
+    },
+    profile: s1.right.profile.value as StoredNotes | undefined,
+  };
+};
+
+/**
+ * What the store holds out of step: a fact twice in the profile, a session marked merged whose
+ * facts the profile lacks or whose profile facts its list no longer holds, a message its list
+ * lost, or a color other than the one told last.
+ */
+const outOfStep = async (memory: NotesStore, told: Record<'s1' | 's2', ReadonlyArray<string>>): Promise<string[]> => {
+  const { sessions, profile } = await storedNotes(memory);
+  const inProfile = profile?.facts ?? [];
+  const problems = duplicates(inProfile.map(({ fact }) => fact)).map((fact) => `the profile holds ${fact} twice`);
+  for (const session of ['s1', 's2'] as const) {
+    const facts = (sessions[session]?.facts ?? []).map(({ fact }) => fact);
+    const own = inProfile.filter((fact) => fact.session === session).map(({ fact }) => fact);
+    if (sessions[session]?.consolidated === true) {
+      problems.push(
+        ...facts.filter((fact) => !own.includes(fact)).map((fact) => `${session} merged, the profile lacks ${fact}`),
+      );
+      problems.push(
+        ...own.filter((fact) => !facts.includes(fact)).map((fact) => `${session} merged, its list lacks ${fact}`),
+      );
+    }
+    const said = told[session].filter((text) => !text.startsWith('color '));
+    problems.push(...said.filter((text) => !facts.includes(`Said ${text}`)).map((text) => `${session} lost ${text}`));
+    const color = told[session].filter((text) => text.startsWith('color ')).at(-1);
+    const colors = facts.filter((fact) => COLOR.test(fact));
+    if (color !== undefined && colors.join() !== `Favorite color is ${color.slice(6)}`)
+      problems.push(`${session} holds the colors ${colors.join()}, not the one told last (${color})`);
+  }
+  return problems;
+};
+
+describe('a merge applied again after a conflict, its session extracted since the end of stage', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const complete: CompleteFn = async (prompt) =>
+    prompt.includes('Latest user message:') ? extract(prompt) : JSON.stringify({ notableFacts: [] });
+
+  it.each([
+    {
+      other: 'merges its own session',
+      session: 's2' as const,
+      // Applied again over the tracker's own list, the merge takes in what was extracted since, marked merged with it.
+      answered: ['Said m1', 'Said m3', 'Favorite color is c4', 'Said m5'],
+      merged: true,
+    },
+    {
+      other: 'merges every session, the first among them',
+      session: undefined,
+      // Applied again over the other writer's record of s1, the merge is of that list, and what was extracted since is not merged yet.
+      answered: ['Said m1', 'Favorite color is c2', 'Said m3'],
+      merged: false,
+    },
+  ])(
+    'keeps the profile and the merged mark in step, and the correction told last, when the other writer $other',
+    async ({ session, answered, merged }) => {
+      const memory = memoryNotesStore();
+      const { store, hold, letGo } = heldSaves(memory);
+      const a = createNotableFactsTracker({ complete, store });
+      const b = createNotableFactsTracker({ complete, store: memory });
+      const told = { s1: ['m1', 'color c2', 'color c4', 'm5'], s2: ['m3'] };
+      a.recordUserMessage('maya', 's1', 'm1');
+      await vi.advanceTimersByTimeAsync(5);
+      a.recordUserMessage('maya', 's1', 'color c2');
+      b.recordUserMessage('maya', 's2', 'm3');
+      await vi.advanceTimersByTimeAsync(5);
+      right(await a.settled());
+      right(await b.settled());
+      // The merge's save reaches the store only after the other writer's, and meets it as a conflict.
+      hold();
+      const stage = a.endStage('maya', 's1');
+      await vi.advanceTimersByTimeAsync(5);
+      // Told after the end of stage, extracted while its save waits: a correction and a new fact.
+      a.recordUserMessage('maya', 's1', 'color c4');
+      await vi.advanceTimersByTimeAsync(5);
+      a.recordUserMessage('maya', 's1', 'm5');
+      await vi.advanceTimersByTimeAsync(5);
+      expect(selectSessionFacts(a.getSnapshot(), 'maya', 's1').map(({ fact }) => fact)).toEqual([
+        'Said m1',
+        'Favorite color is c4',
+        'Said m5',
+      ]);
+      right(await b.endStage('maya', session));
+      letGo();
+      await vi.advanceTimersByTimeAsync(5);
+      const report = right(await stage);
+      expect(report.sessions).toEqual(['s1']);
+      expect(report.profile?.facts.map(({ fact }) => fact)).toEqual(answered);
+      right(await a.settled());
+      expect(await outOfStep(memory, told)).toEqual([]);
+      const { sessions, profile } = await storedNotes(memory);
+      expect(sessions.s1?.consolidated).toBe(merged);
+      expect(profile?.facts.map(({ fact }) => fact)).toEqual(answered);
+      // The next end of stage merges what is left, once: every message, the color told last.
+      right(await a.endStage('maya'));
+      right(await a.settled());
+      expect(await outOfStep(memory, told)).toEqual([]);
+      const last = await storedNotes(memory);
+      expect(last.sessions.s1?.consolidated).toBe(true);
+      expect(last.profile?.facts.map(({ fact }) => fact)).toEqual([
+        'Said m1',
+        'Said m3',
+        'Favorite color is c4',
+        'Said m5',
+      ]);
+      expect(replayNotes(a.events(), emptyNotesLedger())).toEqual(a.getSnapshot());
+      await Promise.all([a.close(), b.close()]);
+    },
+  );
 });
