@@ -42,6 +42,7 @@ import {
 } from '../src/index.js';
 import { type Compared, compare, layoutOf, windowInSession } from './compare.js';
 import { fitRanking, largestSection, prepareHistories, START } from './fit.js';
+import { chooseOldContext, OLD_SHARES, type OldContextChoice } from './oldContext.js';
 import {
   addTally,
   emptyTally,
@@ -186,6 +187,8 @@ interface Results {
   readonly longAtDefaults: ReadonlyMap<History, Compared>;
   /** Per long session, its window's commits asked inside it and from a fresh store. */
   readonly windows: ReadonlyMap<History, { window: History; inSession: Tally; fresh: Tally } | undefined>;
+  /** The share of context an old task lends, chosen leave-one-session-out on the long sessions. */
+  readonly oldContext: OldContextChoice;
   readonly ablations: ReadonlyArray<{ name: string; hand: Tally; real: Tally }>;
   /** With --misses: every label the defaults miss. */
   readonly misses: ReadonlyArray<Miss> | undefined;
@@ -231,6 +234,8 @@ const evaluate = (): Results => {
       ];
     }),
   );
+  if (long.length > 0) progress('the share of context an old task lends, on the long sessions');
+  const oldContext = chooseOldContext(long, defaults, (session) => windows.get(session));
   if (!options['no-ablations']) progress('ablations');
   return {
     leaveOneOut,
@@ -239,6 +244,7 @@ const evaluate = (): Results => {
     atDefaults,
     longAtDefaults,
     windows,
+    oldContext,
     ablations: options['no-ablations'] ? [] : ablations(),
     misses: options.misses ? missedLabels() : undefined,
   };
@@ -327,6 +333,22 @@ const jsonDocument = (results: Results, seconds: number): string => {
               }),
         };
       }),
+      oldContext: {
+        shares: OLD_SHARES.map((share, s) => ({
+          contextOld: share,
+          sessions: long.map((session, i) => ({
+            session: session.name,
+            ...rates(results.oldContext.byShare[s]![i]!.tally),
+            window: results.oldContext.byShare[s]![i]!.window,
+          })),
+        })),
+        heldOut: long.map((session, i) => ({
+          session: session.name,
+          contextOld: results.oldContext.heldOut[i]!.share,
+          ...rates(results.oldContext.heldOut[i]!.at.tally),
+          window: results.oldContext.heldOut[i]!.at.window,
+        })),
+      },
       ablations: results.ablations.map(({ name, hand: h, real: r }) => ({ name, hand: rates(h), real: rates(r) })),
       targets: targets(results),
       ...(results.misses === undefined ? {} : { misses: results.misses }),
@@ -429,6 +451,33 @@ const longReport = ({ longAtDefaults, windows, atDefaults }: Results): void => {
   printTable(
     ['session', 'labels lost to compaction', 'window', 'its commits in the session', 'from a fresh store', 'ratio'],
     rows,
+  );
+  oldContextReport(results.oldContext);
+};
+
+/** Each long session's recall (and its window's ratio) by the share of context an old task lends, and held out. */
+const oldContextReport = ({ byShare, heldOut }: OldContextChoice): void => {
+  const cell = ({ tally, window }: { tally: Tally; window: number | undefined }): string =>
+    `${fixed(rates(tally).recall)}${window === undefined ? '' : ` (${fixed(window)})`}`;
+  const together = (tallies: ReadonlyArray<Tally>): string =>
+    fixed(rates(tallies.reduce((sum, t) => addTally(sum, t), emptyTally())).recall);
+  console.log(
+    'Long sessions: recall (window in session) by the share of its context an old task lends (`contextOld`: 150 tasks prompted since), and each session held out with the share the others score best with\n',
+  );
+  printTable(
+    ['contextOld', ...long.map((session) => session.name), 'together'],
+    [
+      ...OLD_SHARES.map((share, s) => [
+        String(share),
+        ...byShare[s]!.map(cell),
+        together(byShare[s]!.map(({ tally }) => tally)),
+      ]),
+      [
+        'leave-one-session-out',
+        ...heldOut.map(({ share, at }) => `${cell(at)} at ${share}`),
+        together(heldOut.map(({ at }) => at.tally)),
+      ],
+    ],
   );
 };
 

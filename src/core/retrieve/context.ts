@@ -3,10 +3,12 @@
  * match it, lent to those tasks' facts and, summed over the tasks that changed each, to files.
  */
 import * as PMap from '../../persistent/persistentMap.js';
-import { getAt, type PersistentVector } from '../../persistent/persistentVector.js';
+import { getAt } from '../../persistent/persistentVector.js';
 import { isFileFact, type SessionFact } from '../fact.js';
 import { listChunks } from '../search/postingViews.js';
 import { postingWeightOf } from '../search/postings.js';
+import { isOldTask } from '../search/prompted.js';
+import { OLD_TASK_AFTER, type SearchIndex } from '../search/searchIndex.js';
 import { postingWeight } from '../search/weights.js';
 import { type FactStore, pairKey } from '../store/state.js';
 import type { Leaders } from './leaders.js';
@@ -15,10 +17,11 @@ import type { ContextScratch, RetrievalScratch } from './scratch.js';
 
 /**
  * Context scores for one query: per task (its prompt and summary, shared out over the task's
- * valid facts), for the `contextTasks` best-matching tasks, and per file pair (the sum over
- * those tasks that asserted a fact about the file, each shared out over the files it changed, by
- * their number to the power `contextShare`: a file is described by all the work done on it, and
- * a task that changed twenty files lends each of them less than its whole score).
+ * valid facts; an old task's times `contextOld`), for the `contextTasks` best-matching tasks,
+ * and per file pair (the sum over those tasks that asserted a fact about the file, each shared
+ * out over the files it changed, by their number to the power `contextShare`: a file is
+ * described by all the work done on it, and a task that changed twenty files lends each of
+ * them less than its whole score).
  */
 export interface ContextTable {
   readonly byTask: ReadonlyMap<string, number>;
@@ -60,22 +63,35 @@ const addContextPostings = (scratch: ContextScratch, list: ArrayLike<number>, id
 };
 
 /**
- * The `limit` best of the `count` tasks reached (score: the sum times `weight`, above 0; ties to
- * the smaller id), in order. A task's id is read only when its score may enter.
+ * The `limit` best of the `count` tasks reached (score: the sum times `weight`, and times `old`
+ * for an old task, above 0; ties to the smaller id), in order. A task's id is read only when
+ * its score may enter, and whether it is old only then too.
  */
 const bestTasks = (
   scratch: ContextScratch,
-  taskIds: PersistentVector<string>,
+  index: SearchIndex,
   count: number,
   weight: number,
+  old: number,
   limit: number,
 ): Array<[string, number]> => {
   const { sums, reached, taskLeaders } = scratch;
+  // No task is old before OLD_TASK_AFTER tasks have a prompt (see prompted.ts).
+  const tellsOld = old !== 1 && index.prompted.length >= 2 * OLD_TASK_AFTER;
   taskLeaders.start(limit);
   for (let t = 0; t < count; t += 1) {
     const num = reached[t]!;
-    const score = sums[num]! * weight;
-    if (score > 0 && !taskLeaders.refuses(score)) taskLeaders.offer(score, getAt(taskIds, num)!);
+    let score = sums[num]! * weight;
+    if (!(score > 0) || taskLeaders.refuses(score)) continue;
+    const taskId = getAt(index.taskIds, num)!;
+    if (tellsOld) {
+      const doc = PMap.get(index.tasks, taskId);
+      if (doc !== undefined && isOldTask(index, taskId, doc)) {
+        score *= old;
+        if (!(score > 0) || taskLeaders.refuses(score)) continue;
+      }
+    }
+    taskLeaders.offer(score, taskId);
   }
   return taskLeaders.take();
 };
@@ -111,7 +127,14 @@ export const contextTable = (
           }
           count = addContextPostings(scratch, list, term.idf, count);
         }
-    ranked = bestTasks(scratch, index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
+    ranked = bestTasks(
+      scratch,
+      index,
+      count,
+      plan.ranking.contextWeight,
+      plan.ranking.contextOld,
+      Math.min(Math.floor(limit), count),
+    );
   } finally {
     // The sums are all 0 between queries, whatever a malformed index throws.
     for (let t = 0; t < count; t += 1) scratch.sums[scratch.reached[t]!] = 0;

@@ -12,7 +12,7 @@
  * - context: BM25 of the query against the prompt and summary of the task that produced the fact,
  *   shared out over what the task did (for a file fact, summed over every task that changed
  *   the file, each task's score divided by the number of files it changed to the power
- *   `contextShare`), among the best-matching tasks;
+ *   `contextShare`), among the best-matching tasks, an old task's times `contextOld`;
  * - recency: the facts of the most recent other tasks, decaying per task, on their own weight:
  *   a prompt that matches nothing still gets what the last tasks did; plus a shared recency,
  *   over the square root of the files the task changed (the task's size as a feature);
@@ -139,6 +139,14 @@ export interface RankingOptions {
    * bump) are not starved by their number.
    */
   readonly contextShare: number;
+  /**
+   * The share of its context an old task lends (1: as much as any other; 0: none): a task is old
+   * once OLD_TASK_AFTER (150) tasks have had a prompt recorded after its own. In a long session
+   * the best-matching tasks are chosen among many more, and an old task's prompt that matches
+   * well outweighs the latest work on the files it changed; chosen on the long sessions (see
+   * docs/retrieval.md), and the same for every session shorter than that.
+   */
+  readonly contextOld: number;
   /** Added to the score of a fact whose subject is a file the query names exactly. */
   readonly exactFileBoost: number;
   readonly feedback: FeedbackOptions;
@@ -183,6 +191,7 @@ export const DEFAULT_RANKING: RankingOptions = deepFreeze({
   contextWeight: 1.3,
   contextTasks: 32,
   contextShare: 0.25,
+  contextOld: 0.6,
   exactFileBoost: 100,
   feedback: { weight: 0.243, facts: 3, terms: 8, maxShare: 0.05 },
   recency: { weight: 2.02, tasks: 63, decay: 0.971, shared: 0.441 },
@@ -272,6 +281,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
     contextWeight: weightOr(o['contextWeight'], d.contextWeight),
     contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
     contextShare: Math.min(1, finiteOr(o['contextShare'], d.contextShare)),
+    contextOld: Math.min(1, finiteOr(o['contextOld'], d.contextOld)),
     exactFileBoost: weightOr(o['exactFileBoost'], d.exactFileBoost),
     feedback: {
       weight: weightOr(f['weight'], d.feedback.weight),

@@ -7,10 +7,10 @@ import * as PMap from '../../persistent/persistentMap.js';
 import { lastFactTime, RECENT_KEPT, RECENT_TASKS, type SearchIndex } from './searchIndex.js';
 
 /** True when task `a` at time `x` is more recent than task `b` at time `y` (ties: the smaller id). */
-const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
+export const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
 
 /** Where `taskId` at `time` goes in `list` (after every more recent task). */
-const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
+export const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
   let place = 0;
   while (place < list.length && isNewer(list[place] as string, list[place + 1] as number, taskId, time)) place += 2;
   return place;

@@ -29,9 +29,12 @@
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
  *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
  *   instead of every task.
+ * - `prompted`: the OLD_TASK_AFTER tasks whose recorded prompt is the latest (then by id), as
+ *   task id, time, ...: a task whose prompt is older than all of them is an old one, whose
+ *   context counts for less (`RankingOptions.contextOld`).
  *
  * This module is the index's shape and encodings; it is written by `indexWrites.ts` (with
- * `taskDocs.ts` and `recent.ts`) and read through `indexReads.ts`.
+ * `taskDocs.ts`, `recent.ts` and `prompted.ts`) and read through `indexReads.ts`.
  */
 import * as PMap from '../../persistent/persistentMap.js';
 import { emptyVector, type PersistentVector } from '../../persistent/persistentVector.js';
@@ -91,6 +94,8 @@ export interface SearchIndex {
   readonly contextCount: number;
   /** The most recent tasks by their latest valid fact (see `RECENT_TASKS`): id, time, id, time, ... */
   readonly recent: ReadonlyArray<string | number>;
+  /** The OLD_TASK_AFTER tasks with the latest recorded prompts (see `prompted.ts`): id, time, id, time, ... latest first. */
+  readonly prompted: ReadonlyArray<string | number>;
   /** File pair key -> the pair and the tasks that asserted a fact of it, latest prompt first (see `FileRecord`). */
   readonly files: PMap.PersistentMap<FileRecord>;
   /** Pair key -> its valid file facts: task fact entry, task number, ... by fact id descending (see `pairFacts.ts`). */
@@ -151,6 +156,12 @@ export const reviveFileRecords = (stored: PMap.PersistentMap<StoredFileRecord>):
 export const RECENT_TASKS = 64;
 /** How many tasks the recent list may hold: the first RECENT_TASKS are exact, the rest a reserve (see `withRecent`). */
 export const RECENT_KEPT = 2 * RECENT_TASKS;
+/**
+ * How many tasks must have had a prompt recorded after a task's own for it to be an old one (see
+ * `prompted.ts`): the length of the histories the ranking is fitted on, whose tasks are none so
+ * old, so only a longer session's oldest tasks are told apart.
+ */
+export const OLD_TASK_AFTER = 150;
 
 /** What a reducer changed, as the index needs to hear it. */
 export interface IndexChanges {
@@ -187,6 +198,7 @@ export const emptySearchIndex = (): SearchIndex => ({
   taskTerms: PMap.empty,
   contextCount: 0,
   recent: NO_ITEMS,
+  prompted: NO_ITEMS,
   files: PMap.empty,
   pairFacts: PMap.empty,
 });

@@ -8,6 +8,7 @@ import * as PMap from '../../persistent/persistentMap.js';
 import { setAt } from '../../persistent/persistentVector.js';
 import { sliceable } from '../../persistent/sliceable.js';
 import { packPosting, postIn, unpostIn } from './postings.js';
+import { withPrompted } from './prompted.js';
 import { withRecent } from './recent.js';
 import {
   EMPTY_TASK_DOC,
@@ -99,6 +100,7 @@ export const updateTask = (
   // Read before changing: a doc this run created is changed in place.
   const lentBefore = lendsContext(before);
   const timeBefore = lastFactTime(before);
+  const promptBefore = before.promptAt;
   const piecesBefore = touchesText ? taskContextPieces(before) : undefined;
   const doc = own(before);
   if (known === undefined) {
@@ -135,6 +137,7 @@ export const updateTask = (
   } else if (doc !== known) index.tasks = PMap.set(index.tasks, taskId, doc);
   const timeAfter = lastFactTime(doc);
   if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
+  if (doc.promptAt !== promptBefore) withPrompted(index, taskId, doc.promptAt);
 };
 
 /**

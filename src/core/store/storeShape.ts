@@ -30,6 +30,7 @@ const malformedIndexField = (index: Readonly<Record<string, unknown>>): string |
   INDEX_VECTORS.find((key) => !isVectorShaped(index[key])) ??
   INDEX_COUNTS.find((key) => typeof index[key] !== 'number') ??
   (Array.isArray(index['recent']) ? undefined : 'recent') ??
+  (Array.isArray(index['prompted']) ? undefined : 'prompted') ??
   (Array.isArray(index['conventions']) || isRecord(index['conventions']) ? undefined : 'conventions');
 
 /** What a value that is not an object is, in words. */

@@ -94,6 +94,7 @@ export const flattenIndex = (index: SearchIndex) => {
     contextCount: index.contextCount,
     // The first RECENT_TASKS are exact; the reserve after them depends on the path taken.
     recent: index.recent.slice(0, 2 * RECENT_TASKS),
+    prompted: index.prompted,
     files: sortedEntries(index.files, (record) => record),
     tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
       ...doc,
