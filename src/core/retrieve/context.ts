@@ -3,12 +3,11 @@
  * match it, lent to those tasks' facts and, summed over the tasks that changed each, to files.
  */
 import * as PMap from '../../persistent/persistentMap.js';
-import { getAt } from '../../persistent/persistentVector.js';
+import { getAt, type PersistentVector } from '../../persistent/persistentVector.js';
 import { isFileFact, type SessionFact } from '../fact.js';
 import { listChunks } from '../search/postingViews.js';
 import { postingWeightOf } from '../search/postings.js';
-import { isOldTask } from '../search/prompted.js';
-import { OLD_TASK_AFTER, type SearchIndex } from '../search/searchIndex.js';
+import { markYoungTasks, unmarkYoungTasks } from '../search/prompted.js';
 import { postingWeight } from '../search/weights.js';
 import { type FactStore, pairKey } from '../store/state.js';
 import type { Leaders } from './leaders.js';
@@ -64,34 +63,24 @@ const addContextPostings = (scratch: ContextScratch, list: ArrayLike<number>, id
 
 /**
  * The `limit` best of the `count` tasks reached (score: the sum times `weight`, and times `old`
- * for an old task, above 0; ties to the smaller id), in order. A task's id is read only when
- * its score may enter, and whether it is old only then too.
+ * for an old task when `tellsOld`, above 0; ties to the smaller id), in order. A task's id is
+ * read only when its score may enter.
  */
 const bestTasks = (
   scratch: ContextScratch,
-  index: SearchIndex,
+  taskIds: PersistentVector<string>,
   count: number,
   weight: number,
   old: number,
+  tellsOld: boolean,
   limit: number,
 ): Array<[string, number]> => {
-  const { sums, reached, taskLeaders } = scratch;
-  // No task is old before OLD_TASK_AFTER tasks have a prompt (see prompted.ts).
-  const tellsOld = old !== 1 && index.prompted.length >= 2 * OLD_TASK_AFTER;
+  const { sums, reached, young, taskLeaders } = scratch;
   taskLeaders.start(limit);
   for (let t = 0; t < count; t += 1) {
     const num = reached[t]!;
-    let score = sums[num]! * weight;
-    if (!(score > 0) || taskLeaders.refuses(score)) continue;
-    const taskId = getAt(index.taskIds, num)!;
-    if (tellsOld) {
-      const doc = PMap.get(index.tasks, taskId);
-      if (doc !== undefined && isOldTask(index, taskId, doc)) {
-        score *= old;
-        if (!(score > 0) || taskLeaders.refuses(score)) continue;
-      }
-    }
-    taskLeaders.offer(score, taskId);
+    const score = tellsOld && young[num] === 0 ? sums[num]! * weight * old : sums[num]! * weight;
+    if (score > 0 && !taskLeaders.refuses(score)) taskLeaders.offer(score, getAt(taskIds, num)!);
   }
   return taskLeaders.take();
 };
@@ -110,8 +99,13 @@ export const contextTable = (
   const byTask = new Map<string, number>();
   const byPair = new Map<string, number>();
   if (plan.contextTerms.length === 0 || limit < 1) return { byTask, byPair };
-  if (scratch.sums.length < index.nextTask)
+  if (scratch.sums.length < index.nextTask) {
     scratch.sums = new Float64Array(Math.max(index.nextTask, 2 * scratch.sums.length));
+    scratch.young = new Uint8Array(scratch.sums.length);
+  }
+  const old = plan.ranking.contextOld;
+  // No task is old before OLD_TASK_AFTER tasks have a prompt (see prompted.ts).
+  const tellsOld = old !== 1 && markYoungTasks(index, scratch.young);
   let count = 0;
   let ranked: Array<[string, number]>;
   try {
@@ -129,15 +123,17 @@ export const contextTable = (
         }
     ranked = bestTasks(
       scratch,
-      index,
+      index.taskIds,
       count,
       plan.ranking.contextWeight,
-      plan.ranking.contextOld,
+      old,
+      tellsOld,
       Math.min(Math.floor(limit), count),
     );
   } finally {
-    // The sums are all 0 between queries, whatever a malformed index throws.
+    // The sums and marks are all 0 between queries, whatever a malformed index throws.
     for (let t = 0; t < count; t += 1) scratch.sums[scratch.reached[t]!] = 0;
+    if (tellsOld) unmarkYoungTasks(index, scratch.young);
   }
   ranked.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const { touchedPairs } = scratch;

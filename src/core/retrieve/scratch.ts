@@ -104,6 +104,8 @@ export interface CandidateScratch {
 export interface ContextScratch {
   sums: Float64Array;
   reached: Int32Array;
+  /** By task number, 1 for a task among the latest prompted (see `markYoungTasks`); 0 between queries. */
+  young: Uint8Array;
   readonly taskLeaders: Leaders;
   readonly pairLeaders: Leaders;
   /** A task's file pairs (see `PMap.keysInto`). */
@@ -225,6 +227,7 @@ export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): R
   context: {
     sums: new Float64Array(SIZE),
     reached: new Int32Array(SIZE),
+    young: new Uint8Array(SIZE),
     taskLeaders: new Leaders(),
     pairLeaders: new Leaders(),
     touchedPairs: [],

@@ -30,7 +30,7 @@
  *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
  *   instead of every task.
  * - `prompted`: the OLD_TASK_AFTER tasks whose recorded prompt is the latest (then by id), as
- *   task id, time, ...: a task whose prompt is older than all of them is an old one, whose
+ *   task number, time, ...: a task whose prompt is older than all of them is an old one, whose
  *   context counts for less (`RankingOptions.contextOld`).
  *
  * This module is the index's shape and encodings; it is written by `indexWrites.ts` (with
@@ -94,8 +94,8 @@ export interface SearchIndex {
   readonly contextCount: number;
   /** The most recent tasks by their latest valid fact (see `RECENT_TASKS`): id, time, id, time, ... */
   readonly recent: ReadonlyArray<string | number>;
-  /** The OLD_TASK_AFTER tasks with the latest recorded prompts (see `prompted.ts`): id, time, id, time, ... latest first. */
-  readonly prompted: ReadonlyArray<string | number>;
+  /** The OLD_TASK_AFTER tasks with the latest recorded prompts (see `prompted.ts`): number, time, number, time, ... latest first. */
+  readonly prompted: ReadonlyArray<number>;
   /** File pair key -> the pair and the tasks that asserted a fact of it, latest prompt first (see `FileRecord`). */
   readonly files: PMap.PersistentMap<FileRecord>;
   /** Pair key -> its valid file facts: task fact entry, task number, ... by fact id descending (see `pairFacts.ts`). */
@@ -180,6 +180,9 @@ export interface IndexChanges {
 /** The empty list of strings an index shares. */
 export const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
 
+/** The empty list of numbers an index shares. */
+export const NO_NUMBERS: ReadonlyArray<number> = Object.freeze([]);
+
 /** Between the subject and the relation of a pair key (as the store's `pairKey` joins them). */
 export const PAIR_SEPARATOR = '\u001f';
 
@@ -198,7 +201,7 @@ export const emptySearchIndex = (): SearchIndex => ({
   taskTerms: PMap.empty,
   contextCount: 0,
   recent: NO_ITEMS,
-  prompted: NO_ITEMS,
+  prompted: NO_NUMBERS,
   files: PMap.empty,
   pairFacts: PMap.empty,
 });

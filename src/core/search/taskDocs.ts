@@ -137,7 +137,7 @@ export const updateTask = (
   } else if (doc !== known) index.tasks = PMap.set(index.tasks, taskId, doc);
   const timeAfter = lastFactTime(doc);
   if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
-  if (doc.promptAt !== promptBefore) withPrompted(index, taskId, doc.promptAt);
+  if (doc.promptAt !== promptBefore) withPrompted(index, taskId, doc.num, doc.promptAt);
 };
 
 /**

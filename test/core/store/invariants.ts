@@ -94,7 +94,8 @@ export const flattenIndex = (index: SearchIndex) => {
     contextCount: index.contextCount,
     // The first RECENT_TASKS are exact; the reserve after them depends on the path taken.
     recent: index.recent.slice(0, 2 * RECENT_TASKS),
-    prompted: index.prompted,
+    // Task numbers differ from a rebuilt index's: by id.
+    prompted: index.prompted.map((value, i) => (i % 2 === 0 ? taskId(value) : value)),
     files: sortedEntries(index.files, (record) => record),
     tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
       ...doc,

@@ -68,6 +68,8 @@ const STATE_DIGESTS: Readonly<Record<number, string>> = {
   18: '7a7f9075fa46c2e553c26c9e23f6bdf6cf2d997add05b11cb2ac472345047b97',
   // The index keeps the tasks with the latest prompts, and the ranking the share an old task's context counts for.
   19: '682910ee819f7a275f5ec6b86884170e3c28a299b0a45d9f9eab9133bf06a824',
+  // That list holds the tasks' numbers, not their ids.
+  20: 'd464c3d7d60e84025e34788b4277b557493838906b452b0fe0bd3c4ea0b5996d',
 };
 
 describe('the snapshot layout', () => {
