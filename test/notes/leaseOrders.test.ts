@@ -9,10 +9,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger } from '../../src/notes/ledger.js';
+import type { NotesLeases } from '../../src/notes/leases.js';
 import { memoryNotesStore, type NotesStore } from '../../src/notes/store.js';
 import { storeFailure } from '../../src/notes/storeAnswer.js';
 import type { NotableFactsTracker } from '../../src/notes/trackerTypes.js';
-import { behaviour, command, extract, type Fact, LEASE, POLL, runOrdering, server } from './leaseOrders.js';
+import { behaviour, command, extract, type Fact, LEASE, lines, POLL, runOrdering, server } from './leaseOrders.js';
 
 /** Runs the fake clock in steps until `promise` settles (or `ms` have passed), and gives its value. */
 const until = async <T>(promise: Promise<T>, ms = 20 * LEASE): Promise<T | undefined> => {
@@ -160,6 +161,89 @@ describe('two trackers on one store with leases, by orderings', () => {
     const facts = E.isRight(records) ? (records.right.session.value as unknown as { facts: Fact[] }).facts : [];
     expect(facts.map((fact) => fact.fact)).toEqual(['Said m0', 'Said m1']);
   });
+
+  it.each([
+    ['hangs, and a is closed while it runs', false],
+    ['answers after the retry', true],
+  ])(
+    'queues again what the failed lease call at the start of an extraction was to add, while that extraction runs, when a’s model %s',
+    async (_, answers) => {
+      // Server a records m0 and m1 at once: m1 waits for the answer of the call that adds m0 and
+      // takes the lease, then goes with the call a makes as it starts extracting m0, which fails.
+      // m1 is counted as settled there, not lost: a adds it again after leasePollMs, as that
+      // extraction still runs. Then m2 comes to a, a stage ends at b, and a is closed; its model
+      // never answers (b takes the queue over once a's lease has expired) or answers itself.
+      const inner = memoryNotesStore({ now: () => Date.now() });
+      const queued: string[] = [];
+      const prompts: string[] = [];
+      let failedAfter: number | undefined;
+      /** The store's answer, but the call that adds m1 first fails; the items each answered call added are kept in `queued`. */
+      const answer: NotesLeases['lease'] = async (user, session, request) => {
+        if (failedAfter === undefined && request.add?.some((item) => item.text === 'm1') === true) {
+          failedAfter = prompts.length;
+          return E.left(storeFailure('unavailable', 'the connection dropped'));
+        }
+        const answered = await inner.leases.lease(user, session, request);
+        if (E.isRight(answered)) queued.push(...(request.add ?? []).map((item) => item.text ?? item.kind));
+        return answered;
+      };
+      const store: NotesStore = {
+        ...inner,
+        leases: { lease: (...call) => new Promise((resolve) => setTimeout(() => resolve(answer(...call)), 1)) },
+      };
+      const heard: Record<'a' | 'b', string[]> = { a: [], b: [] };
+      const model: CompleteFn = (prompt) => {
+        prompts.push(prompt);
+        if (!answers) return new Promise<string>(() => undefined);
+        return new Promise((resolve) => setTimeout(() => resolve(extract(prompt)), 3 * POLL));
+      };
+      const a = server(model, store, 'a', 1, (failure) => heard.a.push(failure.code));
+      const b = server(
+        (prompt) => Promise.resolve(extract(prompt)),
+        inner,
+        'b',
+        1,
+        (failure) => heard.b.push(failure.code),
+      );
+      a.recordUserMessage('maya', 's1', 'm0');
+      a.recordUserMessage('maya', 's1', 'm1');
+      await vi.advanceTimersByTimeAsync(5);
+      // The call that failed is the one made as the extraction of m0 started.
+      expect(failedAfter).toBe(1);
+      expect(prompts[0]).toMatch(/Latest user message:\nUser: m0\n/u);
+      expect(heard.a).toEqual(['unavailable']);
+      await vi.advanceTimersByTimeAsync(POLL + 5);
+      expect(queued).toEqual(['m0', 'm1']);
+      a.recordUserMessage('maya', 's1', 'm2');
+      await vi.advanceTimersByTimeAsync(2);
+      expect(queued).toEqual(['m0', 'm1', 'm2']);
+      const stage = b.endStage('maya', 's1');
+      await vi.advanceTimersByTimeAsync(2);
+      await until(a.close());
+      const report = await until(stage);
+      const merged = report !== undefined && E.isRight(report) ? (report.right.profile?.facts ?? []) : undefined;
+      expect(merged?.map((fact) => fact.fact).sort(), 'the end of stage at b').toEqual([
+        'Said m0',
+        'Said m1',
+        'Said m2',
+      ]);
+      await until(b.close());
+      const reader = server((prompt) => Promise.resolve(extract(prompt)), inner, 'reader');
+      expect(await until(reader.load('maya', 's1'))).toEqual(E.right(undefined));
+      expect(await until(reader.load('maya', 's2'))).toEqual(E.right(undefined));
+      const [session, profile] = [reader.contextFor('maya', 's1'), reader.contextFor('maya', 's2')].map((context) =>
+        E.isRight(context) ? lines(context.right.session || context.right.profile) : [],
+      );
+      // Every message noted once, in the session and in the profile the end of stage merged.
+      expect(session).toEqual(['- Said m0', '- Said m1', '- Said m2']);
+      expect([...profile!].sort()).toEqual(session);
+      // The failure was heard once, and no message was reported lost.
+      expect(heard).toEqual({ a: ['unavailable'], b: [] });
+      await until(reader.close());
+      for (const tracker of [a, b])
+        expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(tracker.getSnapshot());
+    },
+  );
 
   it('lose no message, never go back to an older list, say no fact twice and keep the correction told last', async () => {
     await fc.assert(

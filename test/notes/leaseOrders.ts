@@ -25,7 +25,7 @@ import type { LeaseAnswer, NotesLeases } from '../../src/notes/leases.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import type { NotesStore, NotesStoreFailure, NotesWritten, StoreAnswer } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
-import type { NotableFactsTracker } from '../../src/notes/trackerTypes.js';
+import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 
 /** The model timeout, lease and poll of the memory store's orderings (a world's `scale` shortens them). */
 export const TIMEOUT = 1_000;
@@ -157,8 +157,17 @@ export const lines = (block: string): string[] => block.split('\n').filter((line
 export const duplicates = (items: ReadonlyArray<string>): string[] =>
   items.filter((item, index) => items.indexOf(item) !== index);
 
-/** An app server's tracker on `store`, named `holder`, with the orderings' short model timeout and lease (shortened by `scale`). */
-export const server = (complete: CompleteFn, store: NotesStore, holder: string, scale = 1): NotableFactsTracker =>
+/**
+ * An app server's tracker on `store`, named `holder`, with the orderings' short model timeout and
+ * lease (shortened by `scale`), telling `onError` what it reports (default: nothing heard).
+ */
+export const server = (
+  complete: CompleteFn,
+  store: NotesStore,
+  holder: string,
+  scale = 1,
+  onError: (failure: NotesTrackerFailure) => void = () => undefined,
+): NotableFactsTracker =>
   createNotableFactsTracker({
     complete,
     store,
@@ -166,7 +175,7 @@ export const server = (complete: CompleteFn, store: NotesStore, holder: string, 
     timeoutMs: TIMEOUT * scale,
     leaseMs: LEASE * scale,
     leasePollMs: POLL * scale,
-    onError: () => undefined,
+    onError,
   });
 
 /** Where an ordering runs. */
