@@ -3,9 +3,9 @@
  * to be made, and when a file has grown far enough past them to be rewritten.
  */
 import * as O from 'fp-ts/lib/Option.js';
-import type { ClaimRecord, HookRecord } from './records.js';
+import type { ClaimRecord, DispatchRecord, HookRecord } from './records.js';
 import { isAgentSettled, isSettled, RETENTION_MS, selectNamedAt } from './select.js';
-import type { HookState } from './state.js';
+import type { DispatchState, HookState } from './state.js';
 
 /** The hooks file is compacted once it holds this many lines and more than twice what compaction keeps. */
 export const COMPACT_AT_LINES = 512;
@@ -17,6 +17,16 @@ const KEPT_SETTLED = 256;
 const isSettledKey = (state: HookState, key: string): boolean => {
   const dispatch = state.byKey[key];
   return dispatch !== undefined && isSettled(dispatch);
+};
+
+/**
+ * The record of a dispatch as a compacted file keeps it: one known to be written as a record
+ * appended after its line (no `eventKey`), which needs no `written` record after it.
+ */
+const keptRecord = ({ record, written }: DispatchState): DispatchRecord => {
+  if (!written || record.eventKey === undefined) return record;
+  const { eventKey: _written, ...kept } = record;
+  return kept;
 };
 
 /**
@@ -43,7 +53,7 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   // subagent's answer, still to come, is paired through it, and its spawn's end tells whose
   // section it started with (select.ts, results.ts).
   for (const dispatch of settled) {
-    const { record } = dispatch;
+    const record = keptRecord(dispatch);
     const agents = linkedTo.get(record.key) ?? [];
     if (record.join === 'tool' ? agents.length === 0 : agents.every((agentId) => isAgentSettled(state, agentId)))
       continue;
@@ -61,7 +71,7 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   }
   const claims: ClaimRecord[] = [];
   for (const dispatch of live) {
-    const { record } = dispatch;
+    const record = keptRecord(dispatch);
     records.push(record);
     if (dispatch.claimed)
       claims.push({

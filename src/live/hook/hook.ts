@@ -40,12 +40,14 @@ import {
   type HookInput,
   type HookSettings,
   type HookStep,
+  type LogEvents,
   type SayEffect,
   type SessionAnswer,
 } from './model.js';
 import { parseHookEvent } from './payload.js';
 import { type DispatchRecord, formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
-import { applyHookRecords, foldHookRecords, type HookState } from './state.js';
+import { selectUnwritten } from './select.js';
+import { applyHookRecords, type DispatchState, foldHookRecords, type HookState } from './state.js';
 import { dispatchRecordOf, hookTransition, missedRecord, withdrawnRecord } from './transition.js';
 
 /** Appended to a log's name for the file the hook events of its session share. */
@@ -192,7 +194,7 @@ const compile = async (effect: CompileEffect, session: SessionSource, note: Note
   const written: HookRecord[] = [];
   let noted: DispatchRecord | undefined;
   let unnoted = false;
-  const accept = async (section: { readonly line: number; readonly sessionContext: string }) => {
+  const accept = async (section: { readonly line: number; readonly key: string; readonly sessionContext: string }) => {
     const record = dispatchRecordOf(effect, section);
     const records = noted === undefined ? [record] : [withdrawnRecord(noted, now), record];
     const appended = await note(records);
@@ -261,6 +263,21 @@ const answer = async (
   };
 };
 
+/**
+ * What the log holds on the lines of the dispatches not known to be written (`selectUnwritten`):
+ * the key of each event there, among the log's last 1,000 (the session's `recent`).
+ */
+const logEventsOn = (
+  unwritten: ReadonlyArray<DispatchState>,
+  session: SessionSource,
+  now: number,
+): Promise<SessionAnswer<LogEvents>> => {
+  const lines = new Set(unwritten.map(({ record }) => record.line));
+  return ask(session, now, async (live) =>
+    E.map(() => live.state().recent.filter(([, line]) => lines.has(line)))(await live.snapshot()),
+  );
+};
+
 /** What one event did: the state after, the records to append, what to tell, and the output. */
 interface Turn {
   readonly state: HookState;
@@ -273,7 +290,10 @@ interface Turn {
 
 /**
  * Runs the transition on `event`, then on each session answer its effects ask for, in order:
- * the records and the lines to tell come out in the order the decisions were made.
+ * the records and the lines to tell come out in the order the decisions were made. First, where
+ * a process was killed between the record of a call and its prompt's line, what the log holds on
+ * that line settles the record, appended at once: a record the event's call appends for the same
+ * key then follows it.
  */
 const runTurn = async (
   read: HookState,
@@ -303,7 +323,16 @@ const runTurn = async (
         await take(hookTransition(state, answered.input, now, settings));
       }
   };
-  await take(hookTransition(read, { type: 'event', event }, now, settings));
+  const unwritten = selectUnwritten(read);
+  if (unwritten.length > 0) {
+    const answer = await logEventsOn(unwritten, session, now);
+    const checked = hookTransition(read, { type: 'checked', sessionId: event.sessionId, answer }, now, settings);
+    // Where the file does not take them now, they go with the event's, as any other record.
+    if (checked.records.length > 0 && E.isLeft(await note(checked.records))) records.push(...checked.records);
+    state = checked.state;
+    for (const effect of checked.effects) if (effect.type === 'say') said.push(effect);
+  }
+  await take(hookTransition(state, { type: 'event', event }, now, settings));
   return { state, records, said, outputNeedsRecords, ...(output === undefined ? {} : { output }) };
 };
 

@@ -92,9 +92,19 @@ export type SessionAnswer<A> = E.Either<SessionFailure, A>;
 /** An event that may change something: an agent's event the hook acts on. */
 export type ActiveHookEvent = Exclude<HookEvent, { event: 'ignored' }>;
 
-/** What the transition takes: an agent's event, or the session's answer to one of its effects. */
+/**
+ * What the log holds on the lines of the dispatches `selectUnwritten` gives: the key of each event
+ * on one of those lines (among its last 1,000 events, `state().recent`).
+ */
+export type LogEvents = ReadonlyArray<readonly [key: string, line: number]>;
+
+/**
+ * What the transition takes: an agent's event, the session's answer to one of its effects, or
+ * what the log holds on the lines of dispatches not known to be written, before an event.
+ */
 export type HookInput =
   | { readonly type: 'event'; readonly event: ActiveHookEvent }
+  | { readonly type: 'checked'; readonly sessionId: string; readonly answer: SessionAnswer<LogEvents> }
   | {
       readonly type: 'compiled';
       readonly effect: CompileEffect;

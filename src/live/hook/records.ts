@@ -14,7 +14,9 @@
  * is known to belong to. It is marked recorded (`result`) only once the session recorded it; a
  * result the session did not record is marked `missed`, and a later one may still be. A dispatch
  * is recorded before its prompt's line is written, so that a file that cannot take it refuses the
- * prompt; should the session then not record the prompt, the dispatch is `withdrawn`.
+ * prompt; should the session then not record the prompt, the dispatch is `withdrawn`, else it is
+ * `written`. A dispatch neither, whose process was killed between the two, is checked against the
+ * log by the next process (transition.ts).
  */
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
@@ -37,6 +39,20 @@ export interface DispatchRecord {
   readonly sessionContext: string;
   readonly channel: Channel;
   readonly join: Join;
+  readonly at: number;
+  /**
+   * The key the session gave the prompt's event, on a record appended before its line was
+   * written: it stands once a `written` record follows, or once the log is seen to hold that
+   * event on `line`.
+   */
+  readonly eventKey?: string;
+}
+
+/** The session wrote the prompt's line of the dispatch `key` on `line`, after its record was appended. */
+export interface WrittenRecord {
+  readonly type: 'written';
+  readonly key: string;
+  readonly line: number;
   readonly at: number;
 }
 
@@ -140,6 +156,7 @@ export interface UnmarkedRecord {
 /** One line of the hooks file. */
 export type HookRecord =
   | DispatchRecord
+  | WrittenRecord
   | WithdrawRecord
   | ClaimRecord
   | LaunchRecord
@@ -166,7 +183,9 @@ const HookRecordSchema = z.discriminatedUnion('type', [
     channel: z.enum(['input', 'start', 'none']),
     join: z.enum(['tool', 'agent']),
     at: Time,
+    eventKey: Optional,
   }),
+  z.object({ type: z.literal('written'), key: Text, line: z.number().int(), at: Time }),
   z.object({ type: z.literal('withdrawn'), key: Text, line: z.number().int(), at: Time }),
   z.object({ type: z.literal('claim'), key: Text, agentId: Optional, at: Time }),
   z.object({ type: z.literal('launch'), key: Text, agentId: Text, at: Time }),

@@ -15,6 +15,14 @@ export const isSettled = (dispatch: DispatchState): boolean => dispatch.resulted
  */
 export const selectNamedAt = (dispatch: DispatchState): number => dispatch.endedAt ?? dispatch.record.at;
 
+/**
+ * The dispatches whose record was appended before their prompt's line and that nothing since says
+ * the line was written or not: the process that appended it was killed (or lost its lock) between
+ * the two. The log tells which (transition.ts).
+ */
+export const selectUnwritten = (state: HookState): ReadonlyArray<DispatchState> =>
+  state.dispatches.filter((dispatch) => !dispatch.written);
+
 /** True when the dispatch is younger than `timeoutMs` at `now`. */
 const isFresh = (dispatch: DispatchState, now: number, timeoutMs: number): boolean =>
   now - dispatch.record.at <= timeoutMs;

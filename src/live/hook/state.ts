@@ -8,6 +8,8 @@ import type { DispatchRecord, HookRecord, MissRecord, ReportRecord } from './rec
 /** A dispatch and what happened to it since. */
 export interface DispatchState {
   readonly record: DispatchRecord;
+  /** False while the log is not known to hold its prompt's line: its record was appended before that line (`eventKey`). */
+  readonly written: boolean;
   /** The agent that took its section at `SubagentStart` (channel `start`). */
   readonly claimedBy?: string;
   /** True once a `SubagentStart` took it, with or without an agent id. */
@@ -105,6 +107,7 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
         if (!byKey.has(record.key))
           byKey.set(record.key, {
             record,
+            written: record.eventKey === undefined,
             claimed: false,
             ended: false,
             final: false,
@@ -114,6 +117,11 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
             unmarked: false,
           });
         break;
+      case 'written': {
+        const dispatch = dispatchOf(record.key);
+        if (dispatch?.record.line === record.line) dispatch.written = true;
+        break;
+      }
       case 'withdrawn':
         // Only the record it withdraws: a call's later record of the same key stays.
         if (byKey.get(record.key)?.record.line === record.line) byKey.delete(record.key);

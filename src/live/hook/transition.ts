@@ -20,6 +20,8 @@
  *   did not record is recorded (a Codex subagent stops after every turn).
  * Every event first records the reports whose call never named their agent in time (expiry),
  * but for the agent a call's end names: that end records its report under the call's task.
+ * Before it, where a process was killed between the record of a call and its prompt's line, what
+ * the log holds on that line settles the record (`checked`).
  * See state.ts and select.ts for the rules, and docs/hooks.md for which host gets which path.
  */
 import * as E from 'fp-ts/lib/Either.js';
@@ -36,10 +38,12 @@ import {
   type HookSettings,
   type HookStep,
   type IngestEffect,
+  type LogEvents,
   type SayEffect,
 } from './model.js';
-import type { DispatchRecord, MissRecord, WithdrawRecord } from './records.js';
-import { applyHookRecords, type HookState } from './state.js';
+import type { DispatchRecord, HookRecord, MissRecord, WithdrawRecord, WrittenRecord } from './records.js';
+import { selectUnwritten } from './select.js';
+import { applyHookRecords, type DispatchState, type HookState } from './state.js';
 
 /** A failure of the session, as the user reads it: what it was about, then why. */
 const sessionSaid = (what: string, error: Failure, notice = true): SayEffect => ({
@@ -48,10 +52,17 @@ const sessionSaid = (what: string, error: Failure, notice = true): SayEffect => 
   notice,
 });
 
-/** The dispatch record of a prompt recorded on `line` with the section `sessionContext`. */
+/**
+ * The dispatch record of a prompt recorded on `line` with the section `sessionContext`; with the
+ * key of its event (`eventKey`) where it is appended before the session writes that line.
+ */
 export const dispatchRecordOf = (
   effect: CompileEffect,
-  { line, sessionContext }: { readonly line: number; readonly sessionContext: string },
+  {
+    line,
+    sessionContext,
+    key: eventKey,
+  }: { readonly line: number; readonly sessionContext: string; readonly key?: string },
 ): DispatchRecord => {
   const { key, ...dispatch } = effect.dispatch;
   return {
@@ -64,8 +75,17 @@ export const dispatchRecordOf = (
     channel: dispatch.channel,
     join: dispatch.join,
     at: dispatch.at,
+    ...(eventKey === undefined ? {} : { eventKey }),
   };
 };
+
+/** The record that `record`, appended before its prompt's line, stands: the session wrote that line. */
+export const writtenRecord = ({ key, line }: DispatchRecord, now: number): WrittenRecord => ({
+  type: 'written',
+  key,
+  line,
+  at: now,
+});
 
 /** The record that withdraws `record`, whose prompt the session did not record after all. */
 export const withdrawnRecord = ({ key, line }: DispatchRecord, now: number): WithdrawRecord => ({
@@ -96,8 +116,43 @@ const onCompiled = ({ effect, answer, noted }: Extract<HookInput, { type: 'compi
   }
   const record = dispatchRecordOf(effect, answer.right);
   const output = rewriteOutput(effect.call, record);
-  const records = noted !== undefined && withdrawn.length === 0 ? [] : [...withdrawn, record];
+  const records = noted !== undefined && withdrawn.length === 0 ? [writtenRecord(noted, now)] : [...withdrawn, record];
   return { records, effects: [], ...(output === undefined ? {} : { output }) };
+};
+
+/**
+ * What becomes of a dispatch whose prompt's line the log does not hold (the process that recorded
+ * it was killed before the session wrote the line): its call stays known, its subagent paired with
+ * it and its result recorded under its task as before, but without a section, which no subagent
+ * may be handed since no line of the log holds it. One known by its line alone (`line:N`) is
+ * withdrawn: the prompt the log holds on that line now, or will, is known by the same key.
+ */
+const unloggedRecords = (record: DispatchRecord, now: number): ReadonlyArray<HookRecord> => {
+  const { eventKey: _planned, ...known } = record;
+  const withdrawn = withdrawnRecord(record, now);
+  return record.key === `line:${record.line}` ? [withdrawn] : [withdrawn, { ...known, sessionContext: '' }];
+};
+
+/**
+ * Settles the dispatches whose record was appended before their prompt's line by a process that went
+ * no further (`selectUnwritten`), by what the log holds on that line (`events`): the prompt's event,
+ * and the record stands (`written`); nothing, or another writer's event, and it is kept without its
+ * section (`unloggedRecords`). A log that could not be read leaves them for the next event.
+ */
+const onChecked = (
+  state: HookState,
+  { sessionId, answer }: Extract<HookInput, { type: 'checked' }>,
+  now: number,
+): HookDecision => {
+  if (E.isLeft(answer))
+    return { records: [], effects: [sessionSaid(`session ${nameId(sessionId)}`, answer.left.failure)] };
+  const events: LogEvents = answer.right;
+  const holds = ({ record }: DispatchState): boolean =>
+    events.some(([key, line]) => key === record.eventKey && line === record.line);
+  const records = selectUnwritten(state).flatMap((dispatch) =>
+    holds(dispatch) ? [writtenRecord(dispatch.record, now)] : unloggedRecords(dispatch.record, now),
+  );
+  return { records, effects: [] };
 };
 
 /**
@@ -185,9 +240,11 @@ export const hookTransition = (
   const decision =
     input.type === 'event'
       ? decideEvent(state, input.event, now, settings)
-      : input.type === 'compiled'
-        ? onCompiled(input, now)
-        : onIngested(input, now);
+      : input.type === 'checked'
+        ? onChecked(state, input, now)
+        : input.type === 'compiled'
+          ? onCompiled(input, now)
+          : onIngested(input, now);
   return {
     state: applyHookRecords(state, decision.records),
     records: decision.records,

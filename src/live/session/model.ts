@@ -75,6 +75,8 @@ export interface CompileOptions {
   readonly accept?: (section: {
     /** The line the prompt would be recorded on. */
     readonly line: number;
+    /** The key of the prompt's event: once the log holds it on `line`, `state().recent` lists the two. */
+    readonly key: string;
     readonly sessionContext: string;
     readonly facts: ReadonlyArray<SessionFact>;
   }) => E.Either<SessionError, unknown> | Promise<E.Either<SessionError, unknown>>;

@@ -105,11 +105,8 @@ interface EventCall {
   readonly accept?: (planned: PlannedEvent) => Promise<E.Either<SessionError, unknown>>;
 }
 
-/** An event as planned: what it answers once written, and the time its line is written with. */
-interface PlannedEvent {
-  readonly recorded: RecordedEvent;
-  readonly at: number;
-}
+/** An event as planned: what it answers once written, the time its line is written with, and its key (`holdsEvent`). */
+type PlannedEvent = Pick<Extract<EventPlan, { kind: 'append' }>, 'recorded' | 'at' | 'key'>;
 
 /** Opens the session `sessionId` (validated) and reads its log; a torn last line is set aside and reported. */
 export const openSession = async (
@@ -373,7 +370,7 @@ const open = async (
             resent = plan.right;
             return E.right(resent.recorded);
           }
-          const refused = await event.accept?.({ recorded: plan.right.recorded, at: plan.right.at });
+          const refused = await event.accept?.(plan.right);
           if (refused !== undefined && E.isLeft(refused)) return refused;
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
@@ -493,7 +490,7 @@ const open = async (
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
       const section = (recorded: RecordedEvent) => ({ ...recordedOf(recorded), ...sectionOf(recorded) });
-      const accept = checkedAccept(options, ({ recorded }: PlannedEvent) => section(recorded));
+      const accept = checkedAccept(options, ({ recorded, key }: PlannedEvent) => ({ ...section(recorded), key }));
       if (E.isLeft(accept)) return accept;
       const fields = promptFields(input, at.right, counting.recorded);
       const call: EventCall = { fields, timed: given !== undefined, ...(accept.right ? { accept: accept.right } : {}) };

@@ -40,8 +40,15 @@ const anyRecord = fc.oneof(
       channel: fc.constantFrom('input' as const, 'start' as const, 'none' as const),
       join: fc.constantFrom('tool' as const, 'agent' as const),
       at,
+      eventKey: optional(fc.constant('e1')),
     })
     .map(strip),
+  fc.record({
+    type: fc.constant('written' as const),
+    key: fc.constantFrom(...KEYS),
+    line: fc.integer({ min: 1, max: 9 }),
+    at,
+  }),
   fc
     .record({
       type: fc.constant('claim' as const),

@@ -8,7 +8,16 @@
  * this process (a process costs up to a second on a loaded machine).
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, linkSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -1121,6 +1130,36 @@ describe('hook processes whose clocks disagree', { timeout: 120_000 }, () => {
   });
 });
 
+/** A Claude Code host that `honours` or `ignores` the rewritten prompt, or Codex. */
+type HostKind = 'honours' | 'ignores' | 'codex';
+
+/**
+ * A host of `kind` in `dir`, sending through `send`, after three calls of type `worker` whose
+ * results are the facts later sections hold: the host, those calls, and the tasks whose section
+ * was lost (on a host that ignores the rewrite, the call that shows it loses its own, and is told).
+ */
+const seededWorkers = async (kind: HostKind, send: Send, dir: string) => {
+  const claude =
+    kind === 'codex'
+      ? undefined
+      : claudeCode({ send, sessionId: SESSION, cwd: dir, honoursRewrite: kind === 'honours' });
+  const cx = kind === 'codex' ? codex({ send, sessionId: SESSION, cwd: dir }) : undefined;
+  const host = (claude ?? cx)!;
+  const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker'), workCall(5, 0, 'mike/shown.txt', 'worker')];
+  for (const call of seeds)
+    if (claude !== undefined) await claude.foreground(call);
+    else {
+      await cx!.pre(call);
+      await cx!.start(call);
+      await cx!.stop(call);
+    }
+  const lost = host.notices.flatMap((notice) => {
+    const task = /rewrite_ignored: .* task (\S+) started without/u.exec(notice)?.[1];
+    return task === undefined ? [] : [task];
+  });
+  return { claude, cx, host, seeds, lost };
+};
+
 describe.skipIf(process.platform === 'win32')(
   'failure paths: what each subagent received is what replay of the log shows',
   { timeout: 120_000 },
@@ -1139,7 +1178,6 @@ describe.skipIf(process.platform === 'win32')(
      * of that type would be handed it again), and on a host that ignores the rewrite the subagent
      * of a call made after one the user denied takes the denied call's (`section_mismatch`).
      */
-    type Kind = 'honours' | 'ignores' | 'codex';
     type Step =
       | `${'pre' | 'start' | 'good' | 'end' | 'launched' | 'spawned'}${1 | 2}`
       | 'late'
@@ -1147,7 +1185,7 @@ describe.skipIf(process.platform === 'win32')(
       | 'free'
       | 'lock'
       | 'open';
-    const cases: ReadonlyArray<readonly [string, Kind, ReadonlyArray<string>]> = [
+    const cases: ReadonlyArray<readonly [string, HostKind, ReadonlyArray<string>]> = [
       ['jam pre1 free start1 good1 end1', 'honours', []],
       ['jam pre1 free start1 good1 end1', 'ignores', []],
       ['jam pre1 free start1 good1', 'codex', []],
@@ -1184,25 +1222,7 @@ describe.skipIf(process.platform === 'win32')(
       const dir = tempDir('sequence-');
       let now = Date.parse('2026-03-02T10:00:00Z');
       const { send, handed } = handing(inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }));
-      const claude =
-        kind === 'codex'
-          ? undefined
-          : claudeCode({ send, sessionId: SESSION, cwd: dir, honoursRewrite: kind === 'honours' });
-      const cx = kind === 'codex' ? codex({ send, sessionId: SESSION, cwd: dir }) : undefined;
-      const host = (claude ?? cx)!;
-      // On a host that ignores the rewrite, the call that shows it loses its section, and is told.
-      const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker'), workCall(5, 0, 'mike/shown.txt', 'worker')];
-      for (const call of seeds)
-        if (claude !== undefined) await claude.foreground(call);
-        else {
-          await cx!.pre(call);
-          await cx!.start(call);
-          await cx!.stop(call);
-        }
-      const lost = host.notices.flatMap((notice) => {
-        const task = /rewrite_ignored: .* task (\S+) started without/u.exec(notice)?.[1];
-        return task === undefined ? [] : [task];
-      });
+      const { claude, cx, host, seeds, lost } = await seededWorkers(kind, send, dir);
       const calls = [workCall(2, 0, 'golf/seven.swift', 'worker'), workCall(3, 1, 'hotel/eight.php', 'worker')];
       const log = logOf(dir);
       for (const step of ordering.split(' ') as ReadonlyArray<Step>) {
@@ -1226,6 +1246,111 @@ describe.skipIf(process.platform === 'win32')(
         own: seeds.filter((call) => !lost.includes(taskOf(call))),
         unreceived: [...lost, ...unreceived],
       });
+    });
+  },
+);
+
+describe.skipIf(process.platform === 'win32')(
+  'a hook process killed between the record of its call and the prompt line',
+  { timeout: 120_000 },
+  () => {
+    /**
+     * The events of calls 1 and 2 (one type, `worker`) on a Claude Code host that `honours` or
+     * `ignores` the rewritten prompt, or on `codex`, as in the failure paths above. `kill` runs the
+     * call's PreToolUse in a process killed (SIGKILL, a host's timeout, power lost) once the hooks
+     * file took the record of its call and before the session wrote its prompt's line: the file is
+     * left as `compile` leaves it there (the record of the call, nothing after it), the log without
+     * the line, and the host gets no answer. `cut` kills it just after the line was written instead
+     * (before the records that follow it). `other` is another writer of the session (the MCP
+     * server) recording a prompt, which takes the line the killed process had planned.
+     */
+    type Step = `${'kill' | 'cut' | 'pre' | 'start' | 'good' | 'end' | 'spawned'}${1 | 2}` | 'other';
+    // The last column lists the tasks whose prompt's section no subagent receives: a rewrite the
+    // process was killed before printing, and the other writer's prompt (its caller takes its section).
+    const cases: ReadonlyArray<readonly [string, HostKind, ReadonlyArray<string>]> = [
+      ['kill1 start1 good1 end1', 'honours', []],
+      ['kill1 start1 good1 end1', 'ignores', []],
+      ['kill1 start1 good1', 'codex', []],
+      ['kill1 pre1 start1 good1 end1', 'honours', []],
+      ['kill1 pre1 start1 good1 end1', 'ignores', []],
+      ['kill1 pre2 start1 good1 end1 start2 good2 end2', 'honours', []],
+      ['kill1 pre2 start1 good1 end1 start2 good2 end2', 'ignores', []],
+      ['kill1 pre2 start1 start2 good1 good2', 'codex', []],
+      ['kill1 pre2 start2 start1 good2 good1', 'codex', []],
+      ['kill1 pre2 spawned2 start2 start1 good2 good1', 'codex', []],
+      ['kill1 other start1 good1 end1', 'ignores', ['9']],
+      ['kill1 other start1 good1', 'codex', ['9']],
+      ['cut1 start1 good1 end1', 'honours', ['2']],
+      ['cut1 start1 good1 end1', 'ignores', []],
+      ['cut1 start1 good1', 'codex', []],
+      ['cut1 other start1 good1', 'codex', ['9']],
+    ];
+
+    it.each(cases)('%s (%s)', async (ordering, kind, unreceived) => {
+      const dir = tempDir('sequence-');
+      let now = Date.parse('2026-03-02T10:00:00Z');
+      const log = logOf(dir);
+      const hook = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+      /** Where the next PreToolUse is killed: before its prompt's line (`kill`), after it (`cut`), or not. */
+      let killed: 'kill' | 'cut' | undefined;
+      const killable: Send = async (payload) => {
+        const at = killed;
+        killed = undefined;
+        if (at === undefined) return hook(payload);
+        // The session refuses the line (its log a hard link) once the hooks file took the record of the call.
+        if (at === 'kill') linkSync(log, join(dir, 'lock'));
+        await hook(payload);
+        if (at === 'kill') unlinkSync(join(dir, 'lock'));
+        // The process ends there: nothing it would have appended after the record of its call is in the file.
+        const lines = readFileSync(`${log}.hooks`, 'utf8').split('\n');
+        const own = lines.reduce(
+          (last, line, i) =>
+            line.includes('"type":"dispatch"') && line.includes(`"key":"${String(payload['tool_use_id'])}"`) ? i : last,
+          -1,
+        );
+        expect(own).toBeGreaterThanOrEqual(0);
+        writeFileSync(`${log}.hooks`, `${lines.slice(0, own + 1).join('\n')}\n`);
+        return { output: undefined, stderr: '' };
+      };
+      const { send, handed } = handing(killable);
+      const { claude, cx, host, seeds, lost } = await seededWorkers(kind, send, dir);
+      const seen = host.notices.length;
+      const calls = [workCall(2, 0, 'golf/seven.swift', 'worker'), workCall(3, 1, 'hotel/eight.php', 'worker')];
+      for (const step of ordering.split(' ') as ReadonlyArray<Step>) {
+        if (step === 'other') {
+          const mcp = await openSession(SESSION, { cwd: dir, clock: () => (now += 1000) });
+          if (E.isLeft(mcp)) throw new Error(mcp.left.message);
+          const other = await mcp.right.compileContext({ taskId: '9', taskPrompt: `Extend ${FILES[1]!}.` });
+          expect(E.isRight(other)).toBe(true);
+          continue;
+        }
+        const call = calls[Number(step.slice(-1)) - 1]!;
+        const event = step.slice(0, -1) as 'kill' | 'cut' | 'pre' | 'start' | 'good' | 'end' | 'spawned';
+        if (event === 'kill' || event === 'cut') killed = event;
+        if (event === 'good') await host.stop(call);
+        else if (event === 'kill' || event === 'cut' || event === 'pre') await host.pre(call);
+        else if (claude !== undefined) {
+          if (event === 'end') await claude.finished(call);
+          else if (event === 'start') await claude.start(call);
+        } else if (event === 'start' || event === 'spawned') await cx![event](call);
+      }
+      const text = readFileSync(log, 'utf8');
+      // The log and what each subagent received agree: no section of a prompt the log does not hold.
+      expectHandedAsReplayed({
+        log: text,
+        given: host.given,
+        handed,
+        own: seeds.filter((call) => !lost.includes(taskOf(call))),
+        unreceived: [...lost, ...unreceived],
+      });
+      // Each result is recorded once, under its own task.
+      const answered = calls.filter((_, i) => ordering.includes(`good${i + 1}`));
+      expectOwnResults(dir, [...seeds, ...answered]);
+      // The host applied every rewrite it got: nothing says otherwise. (A process killed after the
+      // line never printed its rewrite: the call's end finds the prompt ran without it, as on a host
+      // that ignores rewrites, and says so.)
+      const told = host.notices.slice(seen).filter((notice) => /rewrite_ignored|section_mismatch/u.test(notice));
+      expect(told).toHaveLength(ordering.startsWith('cut') && kind === 'honours' ? 1 : 0);
     });
   },
 );

@@ -65,7 +65,14 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
   ),
   live: state.dispatches
     .filter((dispatch) => !isSettled(dispatch))
-    .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended, dispatch.unmarked]),
+    .map((dispatch) => [
+      dispatch.record.key,
+      dispatch.claimed,
+      dispatch.agentId,
+      dispatch.ended,
+      dispatch.unmarked,
+      dispatch.written,
+    ]),
   awaiting: isAwaitingToolResult(state, now, timeoutMs),
   reports: Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)),
   missed: [

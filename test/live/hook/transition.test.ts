@@ -16,7 +16,7 @@ import {
   type HookStep,
 } from '../../../src/live/hook/model.js';
 import type { SubagentDispatch } from '../../../src/live/hook/payload.js';
-import type { HookRecord } from '../../../src/live/hook/records.js';
+import type { DispatchRecord, HookRecord } from '../../../src/live/hook/records.js';
 import { applyHookRecords, emptyHookState, foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
 import { dispatchRecordOf, hookTransition } from '../../../src/live/hook/transition.js';
 import { AGENTS, KEYS, optional, record, TYPES, waitingSection, wellFormed } from './arbitraries.js';
@@ -358,7 +358,8 @@ describe('the hook transition, by example', () => {
     const event = dispatchEvent();
     const asked = onEvent(emptyHookState, event);
     const [compile] = effectsOf(asked.effects, 'compile');
-    const noted = dispatchRecordOf(compile!, { line: 4, sessionContext: SECTION });
+    const noted = dispatchRecordOf(compile!, { line: 4, sessionContext: SECTION, key: 'e4' });
+    expect(noted.eventKey).toBe('e4');
     const state = applyHookRecords(asked.state, [noted]);
     const compiled = (answer: Extract<HookInput, { type: 'compiled' }>['answer'], withNote = true) =>
       step(withNote ? state : asked.state, {
@@ -367,10 +368,11 @@ describe('the hook transition, by example', () => {
         answer,
         ...(withNote ? { noted } : {}),
       });
-    // Written on that line: the record is in the file already, and the prompt is rewritten.
+    // Written on that line: the record is in the file already, and stands; the prompt is rewritten.
+    expect(state.byKey['toolu_a']?.written).toBe(false);
     const kept = compiled(E.right({ line: 4, sessionContext: SECTION }));
-    expect(kept.records).toEqual([]);
-    expect(kept.state).toBe(state);
+    expect(kept.records).toEqual([{ type: 'written', key: 'toolu_a', line: 4, at: 1_000 }]);
+    expect(kept.state.byKey['toolu_a']).toEqual({ ...state.byKey['toolu_a'], written: true });
     expect(kept.output).toEqual(
       step(asked.state, { type: 'compiled', effect: compile!, answer: E.right({ line: 4, sessionContext: SECTION }) })
         .output,
@@ -382,11 +384,13 @@ describe('the hook transition, by example', () => {
     expect(failed.output).toBeUndefined();
     // Another line answered (the same prompt already there): that line's record replaces it.
     const moved = compiled(E.right({ line: 6, sessionContext: SECTION }));
+    const { eventKey: _planned, ...known } = noted;
     expect(moved.records).toEqual([
       { type: 'withdrawn', key: 'toolu_a', line: 4, at: 1_000 },
-      { ...noted, line: 6 },
+      { ...known, line: 6 },
     ]);
     expect(moved.state.byKey['toolu_a']?.record.line).toBe(6);
+    expect(moved.state.byKey['toolu_a']?.written).toBe(true);
     // A hooks file that could not take the record refused the prompt: told as the file's failure.
     const refused = compiled(
       E.left({ step: 'note', failure: { code: 'io', message: 'cannot append to x.hooks' } }),
@@ -395,6 +399,62 @@ describe('the hook transition, by example', () => {
     expect(refused.records).toEqual([]);
     expect(refused.effects).toEqual([
       { type: 'say', failure: { code: 'io', message: `session ${SESSION}: cannot append to x.hooks` }, notice: true },
+    ]);
+  });
+
+  it('a dispatch recorded before its prompt by a process that went no further is settled by what the log holds on its line', () => {
+    const [compile] = effectsOf(onEvent(emptyHookState, dispatchEvent()).effects, 'compile');
+    const planned = (key: string, line: number): DispatchRecord => ({
+      ...dispatchRecordOf(compile!, { line, sessionContext: SECTION, key: `e${line}` }),
+      key,
+    });
+    // Its line written (killed after it), never written (killed before it), another writer's event
+    // there, and a call known by its line alone whose line was never written.
+    const state = foldHookRecords([
+      planned('toolu_a', 4),
+      planned('toolu_b', 5),
+      planned('toolu_c', 6),
+      planned('line:7', 7),
+    ]);
+    const checked = (answer: Extract<HookInput, { type: 'checked' }>['answer']) =>
+      step(state, { type: 'checked', sessionId: SESSION, answer });
+    const settled = checked(
+      E.right([
+        ['e4', 4],
+        ['other', 6],
+      ]),
+    );
+    const unlogged = (key: string, line: number): HookRecord[] => {
+      const { eventKey: _planned, ...known } = planned(key, line);
+      return [
+        { type: 'withdrawn', key, line, at: 1_000 },
+        { ...known, sessionContext: '' },
+      ];
+    };
+    expect(settled.records).toEqual([
+      { type: 'written', key: 'toolu_a', line: 4, at: 1_000 },
+      ...unlogged('toolu_b', 5),
+      ...unlogged('toolu_c', 6),
+      { type: 'withdrawn', key: 'line:7', line: 7, at: 1_000 },
+    ]);
+    // Each call is still known, but no section is handed out that the log does not hold.
+    expect(settled.state.dispatches.map(({ record, written }) => [record.key, record.sessionContext, written])).toEqual(
+      [
+        ['toolu_a', SECTION, true],
+        ['toolu_b', '', true],
+        ['toolu_c', '', true],
+      ],
+    );
+    // A log that could not be read leaves them to the next event, and the user is told.
+    const unread = checked(E.left({ step: 'open', failure: { code: 'store_unreachable', message: 'no server' } }));
+    expect(unread.records).toEqual([]);
+    expect(unread.state).toBe(state);
+    expect(unread.effects).toEqual([
+      {
+        type: 'say',
+        failure: { code: 'store_unreachable', message: `session ${SESSION}: no server` },
+        notice: true,
+      },
     ]);
   });
 

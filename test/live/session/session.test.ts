@@ -827,6 +827,22 @@ describe('a live session', () => {
       ...recorded,
       duplicate: true,
     });
+    // The key it is told is the one the session lists with the prompt's line once written: a caller
+    // that kept it knows later whether the log holds that very prompt there.
+    const planned: Array<readonly [string, number]> = [];
+    const next = right(
+      await session.compileContext(
+        { taskId: '3', taskPrompt: 'Use src/1.ts again', at: 3000 },
+        {
+          accept: ({ key, line }) => {
+            planned.push([key, line]);
+            return E.right(true);
+          },
+        },
+      ),
+    );
+    expect(planned).toEqual([[expect.any(String), next.line]]);
+    expect(session.state().recent).toContainEqual(planned[0]);
   });
 
   it('tells an accept of ingestResult the line and time a result is written with; sent again at that time, it is that line', async () => {
