@@ -51,12 +51,17 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
     linkedTo.set(key, [...(linkedTo.get(key) ?? []), agentId]);
   // So does a Codex section a subagent took by a guess, whose result another's answer took: that
   // subagent's answer, still to come, is paired through it, and its spawn's end tells whose
-  // section it started with (select.ts, results.ts).
+  // section it started with (select.ts, results.ts). So does a spawn whose agent also took a live
+  // call by a guess: that call's claim, kept below, would otherwise link the agent to it instead.
+  const claimants = new Set(live.map((dispatch) => dispatch.claimedBy));
   for (const dispatch of settled) {
     const record = keptRecord(dispatch);
     const agents = linkedTo.get(record.key) ?? [];
-    if (record.join === 'tool' ? agents.length === 0 : agents.every((agentId) => isAgentSettled(state, agentId)))
-      continue;
+    const dropped =
+      record.join === 'tool'
+        ? agents.length === 0
+        : agents.every((agentId) => isAgentSettled(state, agentId) && !claimants.has(agentId));
+    if (dropped) continue;
     records.push(record.join === 'tool' ? { ...record, sessionContext: '' } : record);
     for (const agentId of agents)
       records.push({

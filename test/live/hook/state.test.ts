@@ -203,6 +203,36 @@ describe('the hooks file state', () => {
     }
   });
 
+  it('keeps the settled Codex spawn that named an agent, once that agent took a live call by a guess', () => {
+    // Not a host's order (an agent id is one host's), but the file must still read back the same:
+    // a1 works for the settled spawn line:4, which named it; its claim of the live toolu_b must not
+    // relink it once that spawn, its agents all settled, would be compacted away.
+    const records: HookRecord[] = [
+      { type: 'result', key: 'line:4', taskId: '1', at: 0 },
+      dispatchOf('toolu_b'),
+      {
+        type: 'dispatch',
+        key: 'line:4',
+        taskId: '1',
+        line: 1,
+        agentType: 'worker',
+        sessionContext: '',
+        channel: 'input',
+        join: 'agent',
+        at: 0,
+      },
+      { type: 'launch', key: 'line:4', agentId: 'a1', at: 0 },
+      { type: 'claim', key: 'toolu_b', agentId: 'a1', at: 0 },
+    ];
+    const full = foldHookRecords(records);
+    const compacted = foldHookRecords(compactHookRecords(full, 0, 1));
+    for (const state of [full, compacted]) {
+      expect(isAgentSettled(state, 'a1')).toBe(true);
+      expect(state.agents['a1']).toEqual({ key: 'line:4', exact: true });
+      expect(state.byKey['toolu_b']?.claimedBy).toBe('a1');
+    }
+  });
+
   it('takes ids every object has a property of (constructor, toString, __proto__) as ids like any other', () => {
     const ids = ['constructor', 'toString', '__proto__', 'hasOwnProperty'];
     const empty = foldHookRecords([dispatchOf('toolu_z')]);
