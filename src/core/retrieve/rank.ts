@@ -191,7 +191,7 @@ export const DEFAULT_RANKING: RankingOptions = deepFreeze({
   contextWeight: 1.3,
   contextTasks: 32,
   contextShare: 0.25,
-  contextOld: 0.6,
+  contextOld: 0.7,
   exactFileBoost: 100,
   feedback: { weight: 0.243, facts: 3, terms: 8, maxShare: 0.05 },
   recency: { weight: 2.02, tasks: 63, decay: 0.971, shared: 0.441 },

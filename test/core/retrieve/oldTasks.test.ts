@@ -75,7 +75,7 @@ describe('old tasks', () => {
     // 149 tasks after it: as any other, whatever contextOld says.
     expect(contextOfFirst(young, { contextOld: 0.25 })).toBe(contextOfFirst(young, { contextOld: 1 }));
     // 150 after it: the default share, or the one asked for; none at 0.
-    expect(contextOfFirst(old) / contextOfFirst(old, { contextOld: 1 })).toBeCloseTo(0.6, 12);
+    expect(contextOfFirst(old) / contextOfFirst(old, { contextOld: 1 })).toBeCloseTo(0.7, 12);
     expect(contextOfFirst(old, { contextOld: 0.25 }) / contextOfFirst(old, { contextOld: 1 })).toBeCloseTo(0.25, 12);
     expect(contextOfFirst(old, { contextOld: 0 })).toBe(0);
     // The exact top k agrees with the exhaustive ranking either way.
