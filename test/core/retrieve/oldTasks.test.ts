@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
+  DEFAULT_RANKING,
   decodeState,
   emptyFactStore,
   encodeState,
@@ -19,6 +20,7 @@ import {
   recordTaskPrompt,
   retrieveFacts,
 } from '../../../src/index.js';
+import { resolveRanking } from '../../../src/core/retrieve/rank.js';
 import { OLD_TASK_AFTER } from '../../../src/core/search/searchIndex.js';
 import { forgetTasks } from '../../../src/core/search/indexWrites.js';
 import { withIndex } from '../../../src/core/store/state.js';
@@ -85,6 +87,17 @@ describe('old tasks', () => {
         .map((d) => d.fact.id);
       expect(retrieveFacts(old, query(ranking)).map((f) => f.id)).toEqual(included);
     }
+  });
+
+  it("takes an old task's share within 0 and 1: above 1 as 1, and one that is no finite number 0 or more as the default", () => {
+    expect(resolveRanking({ contextOld: 5 }).contextOld).toBe(1);
+    expect(resolveRanking({ contextOld: 0 }).contextOld).toBe(0);
+    expect(resolveRanking({ contextOld: 0.25 }).contextOld).toBe(0.25);
+    for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, '0.5', null])
+      expect(resolveRanking({ contextOld: value }).contextOld).toBe(DEFAULT_RANKING.contextOld);
+    // A share above 1 lends an old task no more than any other.
+    const old = session(OLD_TASK_AFTER + 1);
+    expect(contextOfFirst(old, { contextOld: 5 })).toBe(contextOfFirst(old, { contextOld: 1 }));
   });
 
   it('a task prompted again later is young again: its latest prompt is what counts', () => {
