@@ -4,7 +4,6 @@
  * long sessions choose it, each held out in turn with the share the other sessions score best
  * with (leave-one-session-out), as the fit chooses the weights leave-one-history-out.
  */
-import { DEFAULT_RANKING } from '../src/index.js';
 import { layoutOf, windowInSession } from './compare.js';
 import { type History, libraryRetriever, rates, score, type Setting, type Tally } from './lib.js';
 
@@ -64,6 +63,3 @@ export const chooseOldContext = (
   });
   return { byShare, heldOut };
 };
-
-/** The shipped share, for the table's note. */
-export const SHIPPED_OLD_SHARE = DEFAULT_RANKING.contextOld;

@@ -99,10 +99,10 @@ export const contextTable = (
   const byTask = new Map<string, number>();
   const byPair = new Map<string, number>();
   if (plan.contextTerms.length === 0 || limit < 1) return { byTask, byPair };
-  if (scratch.sums.length < index.nextTask) {
+  if (scratch.sums.length < index.nextTask)
     scratch.sums = new Float64Array(Math.max(index.nextTask, 2 * scratch.sums.length));
-    scratch.young = new Uint8Array(scratch.sums.length);
-  }
+  if (scratch.young.length < index.nextTask)
+    scratch.young = new Uint8Array(Math.max(index.nextTask, 2 * scratch.young.length));
   const old = plan.ranking.contextOld;
   // No task is old before OLD_TASK_AFTER tasks have a prompt (see prompted.ts).
   const tellsOld = old !== 1 && markYoungTasks(index, scratch.young);

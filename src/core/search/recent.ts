@@ -10,7 +10,7 @@ import { lastFactTime, RECENT_KEPT, RECENT_TASKS, type SearchIndex } from './sea
 export const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
 
 /** Where `taskId` at `time` goes in `list` (after every more recent task). */
-export const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
+const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
   let place = 0;
   while (place < list.length && isNewer(list[place] as string, list[place + 1] as number, taskId, time)) place += 2;
   return place;
