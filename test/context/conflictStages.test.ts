@@ -385,10 +385,13 @@ const checkpointConflictOnPull = async (rebase = false): Promise<string> => {
   return alice;
 };
 
+/** A copy of one `checkpointConflictOnPull()` repository, made once per test file for the two tests of a merge. */
+const checkpointConflictOnPullCopy = copiesOf(() => checkpointConflictOnPull());
+
 describe.sequential('a context file whose checkpoints both sides changed', SLOW, () => {
   for (const rebase of [false, true])
     it(`after a pull${rebase ? ' --rebase' : ''}, keeps the newer summary with the checkpoint that verified it: summary verified`, async () => {
-      const repo = await checkpointConflictOnPull(rebase);
+      const repo = await (rebase ? checkpointConflictOnPull(true) : checkpointConflictOnPullCopy());
       const bobs = checkpointsIn(git(repo, 'show', `:${rebase ? 2 : 3}:${CONTEXT_JSON.join('/')}`));
       const resolved = await runIn(repo, ['context', 'resolve']);
       expect(resolved.status).toBe(0);
@@ -400,7 +403,7 @@ describe.sequential('a context file whose checkpoints both sides changed', SLOW,
     });
 
   it('added with its markers during the merge (no stages left), still holds each side’s checkpoint whole: summary verified', async () => {
-    const repo = await checkpointConflictOnPull();
+    const repo = await checkpointConflictOnPullCopy();
     const shown = CONTEXT_JSON.join('/');
     const bobs = checkpointsIn(git(repo, 'show', `:3:${shown}`));
     git(repo, 'checkout', '--conflict=diff3', '--', shown);
