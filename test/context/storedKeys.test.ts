@@ -17,7 +17,7 @@ import { decodeContextFile, encodeContextFile } from '../../src/context/schema.j
 import { decodeSessionsFile } from '../../src/context/sessionsFile.js';
 import { emptySharedContext } from '../../src/context/update.js';
 import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
-import { commitAll, git, makeRepo, readJson } from './repo.js';
+import { commitAll, copiesOf, git, makeRepo, readJson } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 const SLOW = { timeout: 120_000 } as const;
@@ -220,9 +220,12 @@ const repoWithWorkstreams = async (...workstreams: ReadonlyArray<string>): Promi
   return repo;
 };
 
+/** A copy of one `repoWithWorkstreams('api', 'web')` repository, made once per test file for the two tests of it. */
+const apiAndWebCopy = copiesOf(() => repoWithWorkstreams('api', 'web'));
+
 describe('the CLI on an entry kept apart beside a served entry of its very key', SLOW, () => {
   it('says to merge the two rather than fix the broken one, and a write on the hand-fixed file leaves it where it is', async () => {
-    const repo = await repoWithWorkstreams('api', 'web');
+    const repo = await apiAndWebCopy();
     const file = join(repo, ...CONTEXT_JSON);
     const stored = readJson(file) as { contexts: Array<Record<string, unknown>> };
     const broken = { ...stored.contexts[0]!, open_decisions: [{ id: 'D1', text: 'Use REST', status: 'bogus' }] };
@@ -256,7 +259,7 @@ const sharedKeyPositions = (stderr: string): Array<[number, number]> =>
 
 describe('resolve on a conflicted file holding "api" beside "api "', SLOW, () => {
   it('names the two entries kept apart by their places in the file it wrote, as show then does, not by those of a side of the conflict', async () => {
-    const repo = await repoWithWorkstreams('api', 'web');
+    const repo = await apiAndWebCopy();
     const file = join(repo, ...CONTEXT_JSON);
     const stored = readJson(file) as Stored;
     const twin = structuredClone(stored.contexts.find((context) => context.key.workstream_id === 'api')!);
