@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postgresNotesStore } from '../../src/postgres/index.js';
+import { DEFAULT_SCHEMA, postgresNotesStore } from '../../src/postgres/index.js';
 import { bundledFixture } from '../fixtures/bundled.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
@@ -78,6 +78,18 @@ const outcomeOf = (exit: { code: number | null; stdout: string; stderr: string }
   return JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as Outcome;
 };
 
+/** The rows `text` answers on the database at `url`, run on a connection of its own. */
+const query = async <Row>(url: string, text: string, values: ReadonlyArray<unknown> = []): Promise<Row[]> => {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, [...values])).rows as Row[];
+  } finally {
+    await client.end();
+  }
+};
+
 /** A fresh database with the probe the tracker processes count their extractions in. */
 const freshDatabase = async (): Promise<string> => {
   const url = await server().createDatabase();
@@ -85,25 +97,19 @@ const freshDatabase = async (): Promise<string> => {
   // The notes store makes its schema on first use; the probe table is the test's own.
   await probe.load('nobody', 'none');
   await probe.close();
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(
-    'CREATE SCHEMA probe; CREATE TABLE probe.running (session text PRIMARY KEY, n integer NOT NULL, most integer NOT NULL, calls integer NOT NULL)',
+  await query(
+    url,
+    'CREATE SCHEMA probe; CREATE TABLE probe.running (session text PRIMARY KEY, n integer NOT NULL, most integer NOT NULL, calls integer NOT NULL, last_started timestamptz NOT NULL)',
   );
-  await client.end();
   return url;
 };
 
 /** Per session: the most extractions that ran at once, and how many ran. */
 const probed = async (url: string): Promise<Record<string, { most: number; calls: number }>> => {
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const { rows } = await client.query<{ session: string; most: number; calls: number }>(
+  const rows = await query<{ session: string; most: number; calls: number }>(
+    url,
     'SELECT session, most, calls FROM probe.running ORDER BY session',
   );
-  await client.end();
   return Object.fromEntries(rows.map(({ session, most, calls }) => [session, { most, calls }]));
 };
 
@@ -194,20 +200,31 @@ describe.skipIf(postgresUnavailable !== undefined)(
         { STUCK: '1', LEASE_MS: '1500' },
       );
       await crashed.saying('extracting');
-      const killedAt = Date.now();
       crashed.process.kill('SIGKILL');
       await crashed.exit;
+      // When the lease it left expires, by the database's clock, as the lease call judges it (as
+      // text: to the microsecond). Not a time taken here: this process may see "extracting" late.
+      const [lease] = await query<{ expires: string }>(
+        url,
+        `SELECT expires_at::text AS expires FROM ${DEFAULT_SCHEMA}.notes_leases WHERE holder = 'crashed'`,
+      );
+      expect(lease).toBeDefined();
       const survivor = outcomeOf(
         await trackerProcess(url, 'survivor', { user: 'maya', messages: [['s1', 's1-survivor-0', 0]], stages: ['s1'] })
           .exit,
       );
       expect(survivor.failures).toEqual([]);
       expect(survivor.reports).toEqual([E.right(expect.objectContaining({ sessions: ['s1'] }))]);
-      // It waited for the lease: the killed holder's extraction never ended, so the probe still counts it.
-      expect(Date.now() - killedAt).toBeGreaterThanOrEqual(1_000);
+      // It waited for the lease: its extraction started once the killed holder's lease had expired.
+      expect(
+        await query(url, `SELECT last_started >= $1::timestamptz AS waited FROM probe.running WHERE session = 's1'`, [
+          lease!.expires,
+        ]),
+      ).toEqual([{ waited: true }]);
       const { facts, profile } = await stored(url, 'maya', ['s1']);
       expect(facts['s1']).toEqual(['Said s1-crashed-0', 'Said s1-survivor-0']);
       expect(profile?.facts.map((fact) => fact.fact).sort()).toEqual(['Said s1-crashed-0', 'Said s1-survivor-0']);
+      // The killed holder's extraction never ended, so the probe still counts it.
       expect((await probed(url))['s1']).toEqual({ most: 2, calls: 2 });
     });
   },
