@@ -13,6 +13,7 @@
  * lock folder with entries in it (committed by mistake, copied along with a checkout) is no
  * live writer's either, since a writer's is empty: it is set aside, and said.
  */
+import * as fs from 'node:fs';
 import { lstatSync, readdirSync, renameSync, type Stats } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import lockfile from 'proper-lockfile';
@@ -99,6 +100,7 @@ const acquire = async (
   file: string,
   settings: LockSettings,
   onCompromised: (error: Error) => void,
+  isTakenOverNow: () => boolean,
 ): Promise<E.Either<Failure<'io'>, Acquired>> => {
   const shown = settings.shown ?? file;
   const deadline = Date.now() + settings.waitMs;
@@ -120,7 +122,12 @@ const acquire = async (
     if (held === undefined || held.mtimeMs < now - settings.staleMs)
       try {
         return E.right({
-          release: lockfile.lockSync(file, { realpath: false, stale: settings.staleMs, onCompromised }),
+          release: lockfile.lockSync(file, {
+            realpath: false,
+            stale: settings.staleMs,
+            onCompromised,
+            fs: lockFileSystem(isTakenOverNow),
+          }),
           notices,
         });
       } catch (error) {
@@ -171,18 +178,34 @@ const lockFolderOf = (file: string): LockFolder | undefined => {
 };
 
 /**
- * True when the lock folder `now` is the one this process `made` and was refreshed less than
- * `freshMs` ago: another writer takes a lock over only once it is stale, by removing its folder
- * and making another, which has another birth time (the inode may be the same one again). Where
- * the file system keeps no birth time, a folder cannot be told from its successor: false.
+ * True when the lock folder `now` is the one this process `made`: another writer takes a lock
+ * over only once it is stale, by removing its folder and making another, which has another birth
+ * time (the inode may be the same one again). False when either is missing, or where the file
+ * system keeps no birth time (a folder cannot be told from its successor there).
  */
+const isSameFolder = (made: LockFolder | undefined, now: LockFolder | undefined): now is LockFolder =>
+  made !== undefined && now !== undefined && made.born !== 0n && now.born === made.born && now.ino === made.ino;
+
+/** True when the lock folder `now` is the one this process `made` and was refreshed less than `freshMs` ago. */
 const isStillOurs = (made: LockFolder | undefined, now: LockFolder | undefined, at: number, freshMs: number): boolean =>
-  made !== undefined &&
-  now !== undefined &&
-  made.born !== 0n &&
-  now.born === made.born &&
-  now.ino === made.ino &&
-  at - now.mtimeMs < freshMs;
+  isSameFolder(made, now) && at - now.mtimeMs < freshMs;
+
+/** True when another writer's lock folder stands where this process `made` its own (a takeover); where birth times cannot tell, false. */
+const isTakenOver = (made: LockFolder | undefined, now: LockFolder | undefined): boolean =>
+  made !== undefined && made.born !== 0n && now !== undefined && !isSameFolder(made, now);
+
+/**
+ * The file system proper-lockfile works a lock through, but that its removal of the lock folder
+ * leaves alone a folder `isOthers` says another writer made: proper-lockfile removes whatever
+ * folder stands there, at release and as the process exits, and a lock taken over from a holder
+ * that was held up would go while its new holder still writes, letting a third writer in.
+ */
+const lockFileSystem = (isOthers: () => boolean): typeof fs => ({
+  ...fs,
+  rmdirSync: (folder: fs.PathLike): void => {
+    if (!isOthers()) fs.rmdirSync(folder);
+  },
+});
 
 /**
  * Runs `work` holding the lock of `file`, so writers in every process take turns. `work` gets a
@@ -195,9 +218,15 @@ export const withFileLock = async <F, T>(
   work: (stillLocked: StillLocked, notices: ReadonlyArray<string>) => Promise<E.Either<F, T>>,
 ): Promise<E.Either<F | Failure<'io'>, T>> => {
   let compromised: unknown;
-  const acquired = await acquire(file, settings, (error) => {
-    compromised = error;
-  });
+  let made: LockFolder | undefined;
+  const acquired = await acquire(
+    file,
+    settings,
+    (error) => {
+      compromised = error;
+    },
+    () => isTakenOver(made, lockFolderOf(file)),
+  );
   if (E.isLeft(acquired)) return acquired;
   // proper-lockfile refreshes the lock every staleMs / 2 from this event loop, and learns it was
   // taken over only asynchronously: a process stopped past staleMs and resumed could write before
@@ -208,7 +237,7 @@ export const withFileLock = async <F, T>(
   // counts as lost.
   // How often the loop notes that it turns: a twentieth of the stale time (500 ms for the context's 10 s).
   const turnMs = settings.staleMs / 20;
-  const made = lockFolderOf(file);
+  made = lockFolderOf(file);
   let lastTurn = Date.now();
   let longestHold = 0;
   const noteTurn = (): void => {

@@ -98,6 +98,9 @@ describe('the lock after its holder stood still', () => {
       expect((still as E.Left<{ message: string }>).left.message).toMatch(
         /^lost the lock of .*nothing more was written$/u,
       );
+      // The lock folder is the other writer's now (it still holds it): the holder's release leaves
+      // it there, or a third writer would take the lock while the other still writes.
+      expect(existsSync(`${file}.lock`)).toBe(true);
     } finally {
       taker.kill('SIGKILL');
     }
