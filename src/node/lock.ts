@@ -195,16 +195,24 @@ const isTakenOver = (made: LockFolder | undefined, now: LockFolder | undefined):
   made !== undefined && made.born !== 0n && now !== undefined && !isSameFolder(made, now);
 
 /**
- * The file system proper-lockfile works a lock through, but that its removal of the lock folder
- * leaves alone a folder `isOthers` says another writer made: proper-lockfile removes whatever
- * folder stands there, at release and as the process exits, and a lock taken over from a holder
- * that was held up would go while its new holder still writes, letting a third writer in.
+ * The file system proper-lockfile works a lock through, with two changes:
+ * - Its removal of the lock folder leaves alone a folder `isOthers` says another writer made:
+ *   proper-lockfile removes whatever folder stands there, at release and as the process exits,
+ *   and a lock taken over from a holder that was held up would go while its new holder still
+ *   writes, letting a third writer in.
+ * - It reads and sets the times of the lock folder itself, never of what a link put in its place
+ *   points to: a refresh that followed the link would date a file or folder of anyone's to now,
+ *   and a link's own time is never the lock's, so the lock counts as lost.
  */
 const lockFileSystem = (isOthers: () => boolean): typeof fs => ({
   ...fs,
   rmdirSync: (folder: fs.PathLike): void => {
     if (!isOthers()) fs.rmdirSync(folder);
   },
+  stat: fs.lstat,
+  statSync: fs.lstatSync,
+  utimes: fs.lutimes,
+  utimesSync: fs.lutimesSync,
 });
 
 /**

@@ -5,13 +5,24 @@
  * here depends on how fast the machine is.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withFileLock } from '../../src/node/lock.js';
+import { lockPathOf, withFileLock } from '../../src/node/lock.js';
 
 const SLOW = { timeout: 60_000 } as const;
 const folders: string[] = [];
@@ -119,4 +130,34 @@ describe('the lock after its holder stood still', () => {
       /^lost the lock of .*nothing more was written$/u,
     );
   });
+});
+
+describe('the lock folder replaced by a link while it is held', () => {
+  it(
+    'refreshing the lock never changes the times of what a link put in its place points to, and the holder counts its lock as lost',
+    SLOW,
+    async () => {
+      const file = tempFile();
+      const victim = join(dirname(file), 'victim');
+      mkdirSync(victim);
+      let dated = 0;
+      const result = await withFileLock(file, { staleMs: 2_000, waitMs: 1_000 }, async (stillLocked) => {
+        // Dated exactly as the lock is, so a refresh that follows the link takes it for the lock.
+        const { atime, mtime } = lstatSync(lockPathOf(file));
+        utimesSync(victim, atime, mtime);
+        dated = mtime.getTime();
+        rmdirSync(lockPathOf(file));
+        symlinkSync(victim, lockPathOf(file));
+        // The holder refreshes its lock every half of the stale time.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        return stillLocked();
+      });
+      expect(lstatSync(victim).mtime.getTime()).toBe(dated);
+      expect(E.isLeft(result)).toBe(true);
+      expect((result as E.Left<{ message: string }>).left.message).toMatch(/^lost the lock of /u);
+      // The link is no holder's lock: it is left where it was, and the folder it points to too.
+      expect(lstatSync(lockPathOf(file)).isSymbolicLink()).toBe(true);
+      expect(lstatSync(victim).isDirectory()).toBe(true);
+    },
+  );
 });
