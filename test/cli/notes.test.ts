@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { createNodeIo } from '../../src/cli/nodeIo.js';
 import { run } from '../../src/cli/run.js';
+import { findSecret } from '../../src/base/secrets.js';
 import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { decodeSavedState } from '../../src/saved/savedState.js';
 import { tempDir } from '../tempDirs.js';
@@ -145,6 +146,32 @@ describe('fact-tracker notes replay', () => {
     expect(result.stdout).toContain('window 1 message (1 token) · trimmed 2 messages (2 tokens)');
     expect(result.stdout).toMatch(/\(1 token\)/u);
     expect(result.stdout).not.toMatch(/\b1 tokens\b/u);
+  });
+
+  it('prints no token shape its clips make of a message, a failed call or a warning that held none whole', async () => {
+    const generated = 'a1B2c3D4e5'.repeat(30);
+    // Neither matches a shape whole (more characters than a token has, or a word character glued
+    // after it); the report's clips of the quote (100), the failure (120) and the warning (160) would.
+    const long = `ghp_${generated}`;
+    const glued = `ghp_${generated.slice(0, 36)}_prod`;
+    const facts = [
+      { category: 'People', fact: 'Old fact number one about the family and the house, ok' },
+      { category: 'People', fact: `Key ${glued}` },
+      ...Array.from({ length: 25 }, (_, index) => ({ category: 'People', fact: `Fact ${index + 3} about the user` })),
+    ];
+    const lines = [
+      { type: 'user', user: 'maya', session: 's1', text: `Rotate the deploy key ${long}` },
+      { type: 'extraction', user: 'maya', session: 's1', error: `request failed: ${long}` },
+      { type: 'user', user: 'maya', session: 's1', text: 'And again.' },
+      { type: 'extraction', user: 'maya', session: 's1', response: JSON.stringify({ notableFacts: facts }) },
+    ].map((line) => JSON.stringify(line));
+    for (const line of lines) expect(findSecret(line)).toBeUndefined();
+    const result = await runNotes(['notes', 'replay', 'log.jsonl'], { 'log.jsonl': lines.join('\n') });
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('> Rotate the deploy key [redacted: a GitHub token]');
+    expect(result.stdout).toContain('extraction failed (model_error): request failed: [redacted: a GitHub token]');
+    expect(result.stdout).toContain('! 2 facts over the cap of 25 dropped, the oldest first: ');
+    expect(findSecret(result.stdout)).toBeUndefined();
   });
 
   it('reports rejected lines in the output and exits 2', async () => {

@@ -19,7 +19,8 @@ import type {
   NotesRewriteStep,
   NotesStageStep,
 } from '../../notes/replayReport.js';
-import { clipEnd, collapseWhitespace } from '../../base/text.js';
+import { clipEndRedacted } from '../../base/secrets.js';
+import { collapseWhitespace } from '../../base/text.js';
 import type { NotesCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { saveSection } from '../saveSection.js';
@@ -65,6 +66,13 @@ const SEPARATOR = ' · ';
 
 const safe = (text: string): string => collapseWhitespace(text);
 
+/**
+ * `text` on one line, clipped to `max` by the redacting clip: a cut can make a token shape of a
+ * text that held none whole (`ghp_` and 300 letters kept to their first 100, a glued `_suffix`
+ * cut off), and the report prints none.
+ */
+const clipped = (text: string, max: number): string => clipEndRedacted(safe(text), max);
+
 const factLine = (sign: string, fact: CategorizedFact): string => `${sign} [${safe(fact.category)}] ${safe(fact.fact)}`;
 
 const HEADERS: ReadonlySet<string> = new Set([NOTED_FACTS_HEADER, GLOBAL_FACTS_HEADER]);
@@ -88,7 +96,7 @@ const renderMessage = (step: NotesMessageStep, previous: NotesMessageStep | unde
     `window ${count(step.windowMessages, 'message', 'messages')} (${tokenCount(step.windowTokens, '')})`,
     `trimmed ${count(step.trimmedMessages, 'message', 'messages')} (${tokenCount(step.trimmedTokens, '')})`,
   ].join(SEPARATOR);
-  const quote = style.dim(`> ${clipEnd(safe(step.text), 100)}`);
+  const quote = style.dim(`> ${clipped(step.text, 100)}`);
   const body =
     step.blocks === ''
       ? style.dim('(no blocks yet: facts from an extraction serve from the next message on)')
@@ -104,7 +112,7 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
     return style.red(
       [
         ...where,
-        `extraction failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
+        `extraction failed (${step.failure.code}): ${clipped(step.failure.message, 120)}`,
         `facts unchanged (${number(step.facts.length)})`,
       ].join(SEPARATOR),
     );
@@ -117,7 +125,7 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
   const lines = [
     ...step.added.map((fact) => style.green(factLine('+', fact))),
     ...step.removed.map((fact) => style.red(factLine('-', fact))),
-    ...step.warnings.map((warning) => style.dim(`! ${clipEnd(safe(warning), 160)}`)),
+    ...step.warnings.map((warning) => style.dim(`! ${clipped(warning, 160)}`)),
   ];
   return [style.bold(header), ...lines].join('\n');
 };
@@ -148,7 +156,7 @@ const renderRewrite = (step: NotesRewriteStep, style: Style): string => {
     return style.red(
       [
         ...where,
-        `failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
+        `failed (${step.failure.code}): ${clipped(step.failure.message, 120)}`,
         `profile unchanged (${number(step.profileFacts)})`,
       ].join(SEPARATOR),
     );
@@ -158,7 +166,7 @@ const renderRewrite = (step: NotesRewriteStep, style: Style): string => {
       : `profile ${count(step.profileFacts, 'fact', 'facts')}`;
   return [
     style.bold([...where, what].join(SEPARATOR)),
-    ...step.warnings.map((warning) => style.dim(`! ${clipEnd(safe(warning), 160)}`)),
+    ...step.warnings.map((warning) => style.dim(`! ${clipped(warning, 160)}`)),
   ].join('\n');
 };
 
