@@ -71,6 +71,18 @@ const wrongParameter = (parameters: URLSearchParams): string | undefined => {
   return undefined;
 };
 
+/**
+ * Whether `parsed` holds an `@` past its host part where the driver reads no credentials: in a
+ * parameter's name, in the fragment, or (with no user before the host) in the database before a
+ * `:` or `/`. A `/`, `?` or `#` written as it is in a password ends the host part there
+ * (`postgres://app:2024#Summer@db/memory` is host app, port 2024), so the driver would connect
+ * elsewhere, and the location every message shows would hold the password as its text.
+ */
+const credentialsPastHost = (parsed: URL): boolean =>
+  [...parsed.searchParams.keys()].some((name) => name.includes('@')) ||
+  parsed.hash.includes('@') ||
+  (parsed.username === '' && parsed.password === '' && /@.*[:/]/u.test(parsed.pathname));
+
 /** A space or a `%` not followed by two hex digits: the driver percent-encodes the whole URL first when it holds one. */
 const REENCODED = / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/iu;
 
@@ -103,8 +115,9 @@ const undecodablePart = (url: string): string | undefined => {
 /**
  * Checks a PostgreSQL URL: `postgres://` or `postgresql://`, and a URL the WHATWG parser reads
  * (so a port out of range or a user without a host is refused here, in one line, not by the
- * driver), with the parameters the driver reads before it connects checked too, and the parts it
- * decodes. The message never repeats the text, which may hold a password.
+ * driver), with the parameters the driver reads before it connects checked too, the parts it
+ * decodes, and no `@` of credentials past the host part. The message never repeats the text,
+ * which may hold a password.
  */
 export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, PostgresAddress> => {
   const url = typeof text === 'string' ? text.trim() : '';
@@ -122,6 +135,13 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
       ),
     );
   }
+  if (credentialsPastHost(parsed))
+    return E.left(
+      failure(
+        'store_url',
+        'the store URL holds an @ past its host part, which a /, ? or # ends: a user or password holding one of them is written with it percent-encoded (%2F, %3F, %23)',
+      ),
+    );
   const parameter = wrongParameter(parsed.searchParams);
   if (parameter !== undefined) return E.left(failure('store_url', `the store URL's ${parameter}`));
   const undecodable = undecodablePart(url);

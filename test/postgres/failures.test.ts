@@ -106,6 +106,34 @@ describe('a PostgreSQL address', () => {
     ])
       expect(E.isRight(parsePostgresUrl(url)), url).toBe(true);
   });
+
+  it('is refused when a /, ? or # written as it is in a password ends the host part before the @, never showing the password', () => {
+    // The parser (the driver's too) reads the user as the host and the password's digits as the
+    // port: the rest, password and all, would be the database, a parameter or a fragment.
+    for (const url of [
+      'postgres://app:2024#Summer@db:5432/memory',
+      'postgres://app:2024?Summer@db:5432/memory',
+      'postgres://app:2024/Summer@db:5432/memory',
+      'postgres://app:#Summer@db/memory',
+      'postgres://app:/Summer@db/memory?sslmode=verify-full',
+      'postgresql://app:8/kd9+Xz==@db:5432/memory',
+    ]) {
+      const parsed = parsePostgresUrl(url);
+      expect(E.isLeft(parsed) && parsed.left.code, url).toBe('store_url');
+      expect(E.isLeft(parsed) && parsed.left.message, url).toMatch(/^the store URL holds an @ past its host part/u);
+      expect(E.isLeft(parsed) && parsed.left.message, url).not.toMatch(/Summer|kd9/u);
+    }
+    // An @ where the driver reads it: a user's or a password's given as a parameter, a file's
+    // path, a database's name after credentials, a password percent-encoded.
+    for (const url of [
+      'postgres://app:2024%23Summer@db:5432/memory',
+      'postgres://app:2024%2FSummer@db:5432/memory',
+      'postgres://db:5432/memory?user=me@corp&password=a@b',
+      'postgres://db/memory?sslrootcert=/home/me@corp/ca.pem',
+      'postgres://app:s3cret@db:5432/team@corp',
+    ])
+      expect(E.isRight(parsePostgresUrl(url)), url).toBe(true);
+  });
 });
 
 describe('a PostgreSQL failure', () => {
