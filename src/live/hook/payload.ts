@@ -359,13 +359,17 @@ export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> =>
 
 /**
  * The label of a `Task ID:` line, up to the id's first character: the id is the rest of the line
- * (`restOfLine`), its final spaces, tabs and Markdown emphasis trimmed by a scan (a lazy group
+ * (`restOfLine`), its final spaces, tabs and Markdown (emphasis, and the backticks of a code span:
+ * `` **Task ID:** `T-4` `` names task T-4, as its subagent reports it) trimmed by a scan (a lazy group
  * before `[ \t*_]*$` would retry that tail from every position of the id: quadratic in a long
  * line). The runs around the label stop at a million characters and the id is found by a scan:
  * one match over a line of millions of characters outside Latin-1 (a payload may hold 16 MiB)
  * overflowed the engine's regexp stack.
  */
-const TASK_ID_LABEL = /^[ \t>*_-]{0,1000000}Task ID:[ \t*_]{0,1000000}(?=\S)/imu;
+const TASK_ID_LABEL = /^[ \t>*_`-]{0,1000000}Task ID:[ \t*_`]{0,1000000}(?=\S)/imu;
+
+/** What ends a written id without being part of it: spaces, tabs, Markdown emphasis and code span backticks. */
+const ID_MARKUP = ' \t*_`';
 
 /** The text from `start` up to the line terminator that ends its line (`\r`, `\n`, U+2028, U+2029), or its end. */
 const restOfLine = (text: string, start: number): string => {
@@ -387,7 +391,7 @@ const writtenTaskId = (prompt: string): string | undefined => {
   const label = TASK_ID_LABEL.exec(words);
   if (label === null) return undefined;
   const id = restOfLine(words, label.index + label[0].length);
-  return id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
+  return id.slice(0, 1) + trimEndOf(id.slice(1), ID_MARKUP);
 };
 
 /**

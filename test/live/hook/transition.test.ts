@@ -130,6 +130,22 @@ describe('the hook transition, by example', () => {
     expect(effectsOf(asked.effects, 'compile').map((effect) => effect.request.taskId)).toEqual(['4']);
   });
 
+  it('reads the id of a Task ID line written in Markdown without its code span, as without its emphasis', () => {
+    // An orchestrator writing Markdown puts the id in a code span: the subagent reports it as
+    // T-4, and a task recorded as `T-4` (backticks and all) had every result warned about.
+    for (const line of [
+      '**Task ID:** `T-4`',
+      'Task ID: `T-4`',
+      '> Task ID: ``T-4``',
+      '- `Task ID: T-4`',
+      'Task ID: T-4',
+    ]) {
+      const prompt = `${line}\nfix the login bug`;
+      const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
+      expect(effectsOf(asked.effects, 'compile').map((effect) => effect.request.taskId)).toEqual(['T-4']);
+    }
+  });
+
   it('takes a bulleted Task ID line right after the section the prompt starts with, in either layout', () => {
     const facts = [
       ['src/a.ts', 'modified_by', 'task:3', '3'],
