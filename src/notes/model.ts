@@ -35,16 +35,17 @@ export const DEFAULT_CATEGORIES: ReadonlyArray<NoteCategory> = deepFreeze([
 ]);
 
 /**
- * The limits of the ledger, in UTF-16 units and facts. The soft limit is what the extraction
- * prompt asks for (the middle of the 15–20 the design wants); the hard cap is what the parser
- * enforces whatever the model returns; the global cap bounds a user's cross-session profile.
+ * The limits of the ledger, in UTF-16 units (an id's in characters, as its user reads it) and
+ * facts. The soft limit is what the extraction prompt asks for (the middle of the 15–20 the
+ * design wants); the hard cap is what the parser enforces whatever the model returns; the
+ * global cap bounds a user's cross-session profile.
  */
 export const NOTES_LIMITS = Object.freeze({
   /** A fact longer than this is clipped, ending in `...`. */
   factLength: 200,
   /** The longest category name. */
   categoryLength: 40,
-  /** The longest user or session id. */
+  /** The longest user or session id, in characters (code points: an emoji is one). */
   idLength: 200,
   /** The number of facts the extraction prompt asks the model to stay within. */
   softLimit: 18,
@@ -335,9 +336,19 @@ export const keepValidFacts = (
 export const sameFacts = (a: ReadonlyArray<CategorizedFact>, b: ReadonlyArray<CategorizedFact>): boolean =>
   a.length === b.length && a.every((fact, i) => fact.category === b[i]!.category && fact.fact === b[i]!.fact);
 
-/** A usable user or session id: a string of at most 200 characters that is not blank (nor invisible characters only). */
+/**
+ * True when `id` holds at most `NOTES_LIMITS.idLength` characters, counted as code points (an
+ * emoji is one, a lone surrogate one too), not UTF-16 units: every store keeps such an id
+ * (PostgreSQL's 800 bytes of UTF-8 hold 200 of the widest). Only a text of 201 to 400 units is
+ * counted.
+ */
+const isShortEnough = (id: string): boolean =>
+  id.length <= NOTES_LIMITS.idLength ||
+  (id.length <= 2 * NOTES_LIMITS.idLength && [...id].length <= NOTES_LIMITS.idLength);
+
+/** A usable user or session id: a string of at most 200 characters (code points) that is not blank (nor invisible characters only). */
 export const isNotesId = (value: unknown): value is string =>
-  typeof value === 'string' && value.length <= NOTES_LIMITS.idLength && !isBlank(value);
+  typeof value === 'string' && isShortEnough(value) && !isBlank(value);
 
 /**
  * An id a tracker takes from its caller: a usable one (`isNotesId`) that every store can keep,

@@ -98,7 +98,10 @@ WHERE user_id = $1 AND version = $3`,
 const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
 
 /** Why one of `ids` cannot be a key of these tables, as the port's failure (bad input), or undefined. */
-/** The most bytes (UTF-8) of a user's or session's id: the two fit in one row of their tables' (user, session) index. */
+/**
+ * The most bytes (UTF-8) of a user's or session's id: the two fit in one row of their tables'
+ * (user, session) index, and every id a tracker takes (200 characters of at most 4 bytes) fits.
+ */
 const MAX_ID_BYTES = 800;
 
 const unstorableIds = (ids: ReadonlyArray<string>): NotesStoreFailure | undefined => {

@@ -51,6 +51,23 @@ describe('parseNotesLog', () => {
     expect(entries).toHaveLength(1);
   });
 
+  it('takes ids of up to 200 characters, an emoji counting as one, and refuses 201', () => {
+    const emoji = (count: number): string => '\u{1F600}'.repeat(count);
+    const { entries, errors } = parseNotesLog(
+      lines(
+        user(emoji(200), 'hi', { session: emoji(200) }),
+        { type: 'endStage', user: `${'x'.repeat(199)}\u{1F600}` },
+        user(emoji(201), 'hi'),
+        user('maya', 'hi', { session: `${'x'.repeat(200)}\u{1F600}` }),
+      ),
+    );
+    expect(entries.map((entry) => entry.line)).toEqual([1, 2]);
+    expect(errors.map((error) => [error.line, error.code])).toEqual([
+      [3, 'invalid_field'],
+      [4, 'invalid_field'],
+    ]);
+  });
+
   it('says what an empty or blank text is, not that it is no string', () => {
     const { errors } = parseNotesLog(
       lines(

@@ -390,6 +390,25 @@ describe('hostile and heavy use', () => {
     await expect(tracker.endStage(hostile[1] as never)).resolves.toMatchObject({ left: { code: 'invalid_input' } });
   });
 
+  it('takes ids of 1 to 200 characters as a reader counts them: an emoji is one, though two UTF-16 units', async () => {
+    const tracker = createNotableFactsTracker({ complete: async () => answer(['People', 'Has a partner']) });
+    const emoji = (count: number): string => '\u{1F600}'.repeat(count);
+    // 200 characters each, 400 and 201 UTF-16 units.
+    for (const id of [emoji(200), `${'x'.repeat(199)}\u{1F600}`]) {
+      expect(tracker.recordUserMessage(id, id, 'hi')).toEqual(E.right('started'));
+      await tracker.settled();
+      expect(contextOf(tracker, id, id).session).toContain('Has a partner');
+      expect(await tracker.endStage(id, id)).toMatchObject({ _tag: 'Right' });
+      expect(await tracker.load(id, id)).toEqual(E.right(undefined));
+    }
+    const invalid = { _tag: 'Left', left: { code: 'invalid_input' } };
+    for (const id of [emoji(201), `${'x'.repeat(200)}\u{1F600}`, 'x'.repeat(201)]) {
+      expect(tracker.recordUserMessage(id, 's1', 'hi')).toMatchObject(invalid);
+      expect(tracker.recordUserMessage('maya', id, 'hi')).toMatchObject(invalid);
+      expect(tracker.contextFor(id, 's1')).toMatchObject(invalid);
+    }
+  });
+
   it('ends a stage and settles under continuous traffic: they wait for the extractions asked for before the call, not later ones', async () => {
     let calls = 0;
     const tracker = createNotableFactsTracker({
