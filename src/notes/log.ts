@@ -13,7 +13,7 @@ import { failure } from '../base/failure.js';
 import type { Fields } from '../base/record.js';
 import { isBlank } from '../base/text.js';
 import { parseEventTime } from '../base/time.js';
-import { readJsonObject } from '../core/history/events.js';
+import { readJsonObject, timeOfBareLine } from '../core/history/events.js';
 import { linesOfText } from '../core/history/lines.js';
 import { describeValue } from '../base/schema.js';
 import { isNotesId, isStorableNotesId, NOTES_LIMITS } from './model.js';
@@ -206,7 +206,7 @@ const parseFields = (
             E.map(({ user, session, text }) => ({ type, user, session, text })),
           );
 
-/** Parses one non-blank log line; a line without `at` happens one second after `previousAt` (or at 0). */
+/** Parses one non-blank log line; a line without `at` happens one second after `previousAt` (or at 0), at the latest at the end of the year 9999. */
 export const parseNotesLogLine = (
   text: string,
   line: number,
@@ -218,10 +218,7 @@ export const parseNotesLogLine = (
     E.bindTo('fields'),
     E.bind('header', ({ fields }) => validate(headerSchema, fields)),
     E.bind('entry', ({ fields, header }) => parseFields(fields, header.type)),
-    E.map(
-      ({ header, entry }) =>
-        ({ ...entry, line, at: header.at ?? (previousAt === undefined ? 0 : previousAt + 1000) }) as NotesLogEntry,
-    ),
+    E.map(({ header, entry }) => ({ ...entry, line, at: header.at ?? timeOfBareLine(previousAt) }) as NotesLogEntry),
     E.mapLeft((problem) => ({ line, ...problem })),
   );
 };

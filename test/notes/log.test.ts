@@ -23,6 +23,19 @@ describe('parseNotesLog', () => {
     expect(entries[2]).toMatchObject({ outcome: { _tag: 'Left', left: { code: 'timeout' } } });
   });
 
+  it('holds a line without "at" at the last millisecond of the year 9999, as a dispatch history does', () => {
+    const { entries, errors } = parseNotesLog(
+      lines(
+        user('maya', 'hi', { at: '9999-12-31T23:59:59.500Z' }),
+        { type: 'assistant', user: 'maya', session: 's1', text: 'hello' },
+        { type: 'endStage', user: 'maya' },
+      ),
+    );
+    expect(errors).toEqual([]);
+    const latest = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    expect(entries.map((entry) => entry.at)).toEqual([latest - 499, latest, latest]);
+  });
+
   it('rejects bad lines one by one, with their line numbers, and reads the rest', () => {
     const { entries, errors } = parseNotesLog(
       [

@@ -68,6 +68,19 @@ describe('replayConversationLog', () => {
     ]);
   });
 
+  it('keeps every time of a log whose lines without "at" follow the year 9999 within it', () => {
+    const latest = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    const { ledger } = replayConversationLog(
+      lines(
+        user('maya', 'Jordan works nights.', { at: latest }),
+        extraction('maya', [['Logistics', 'Jordan works nights']]),
+        { type: 'endStage', user: 'maya' },
+      ),
+    );
+    expect(selectSessionFacts(ledger, 'maya', 's1').map((fact) => fact.fact)).toEqual(['Jordan works nights']);
+    expect(selectGlobalFacts(ledger, 'maya')?.consolidatedAt).toBe(latest);
+  });
+
   it('rejects an extraction with no message to answer', () => {
     const { report } = replayConversationLog(lines(extraction('maya', [['People', 'x']])));
     expect(report.errors).toEqual([

@@ -297,9 +297,10 @@ const isTags = (value: unknown): value is FactTag[] => Array.isArray(value) && v
 
 /**
  * The time of a line without `at`: one second after the event before it (held at the end of the
- * year 9999, the last time a line may give), or 0 for the first.
+ * year 9999, the last time a line may give), or 0 for the first. A conversation log's lines
+ * (`notes/log.ts`) are timed by it too.
  */
-const timeOfBareLine = (previousAt: number | undefined): number =>
+export const timeOfBareLine = (previousAt: number | undefined): number =>
   previousAt === undefined ? 0 : timeAfter(previousAt, 1000);
 
 /**
