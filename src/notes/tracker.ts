@@ -86,7 +86,8 @@ const ID_RULE =
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
-  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, pollMs } = resolveOptions(options);
+  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, pollMs, unused } =
+    resolveOptions(options);
   const cache = createSlotCache(cacheSize);
   // What no store can keep is left out where it enters, or every save of its user would be refused for good.
   const initial = settings.initial === undefined ? undefined : startingLedger(settings.initial);
@@ -146,8 +147,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     }
   };
   // Told once the tracker is made, so an `onError` that uses it finds it.
-  for (const problem of initial?.problems ?? [])
-    void Promise.resolve().then(() => report(failure('invalid_notes', problem)));
+  for (const problem of [...unused, ...(initial?.problems ?? []).map((message) => failure('invalid_notes', message))])
+    void Promise.resolve().then(() => report(problem));
 
   /** The outermost boundary: an exception here is a bug, returned and reported as `internal`. */
   const boundary = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> => {

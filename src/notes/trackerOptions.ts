@@ -2,14 +2,16 @@
  * The options of `createNotableFactsTracker`, checked and filled in with their defaults: what
  * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
  */
+import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf, refuseArgument } from '../base/describe.js';
+import { failure } from '../base/failure.js';
 import { readableFields } from '../base/record.js';
 import type { NotesLeaseSettings } from './leaseState.js';
 import type { NotesLeases } from './leases.js';
-import { isStorableNotesId } from './model.js';
+import { DEFAULT_CATEGORIES, isStorableNotesId, parseCategories } from './model.js';
 import type { CompleteFn } from './port.js';
 import { memoryNotesStore, type NotesStore } from './store.js';
-import type { NotableFactsTrackerOptions } from './trackerTypes.js';
+import type { NotableFactsTrackerOptions, NotesTrackerFailure } from './trackerTypes.js';
 import type { NotesLedger } from './ledger.js';
 import { type StorableLedger, storableLedger } from './storableLedger.js';
 
@@ -57,6 +59,8 @@ export interface ResolvedOptions {
   readonly lease: NotesLeaseSettings | undefined;
   /** `leasePollMs`, with or without leases: how soon `close` first tries a failed save again. */
   readonly pollMs: number;
+  /** What of the options the tracker could not use, for `onError` once it is made. */
+  readonly unused: ReadonlyArray<NotesTrackerFailure>;
 }
 
 /** What `complete` must be, as a refusal says it. */
@@ -88,10 +92,30 @@ const checkedStore = (store: unknown): NotesStore => {
 };
 
 /**
+ * Why the tracker cannot use the `categories` given (repeats, more than 20, an empty name, no
+ * list), or nothing when it can or none is given (undefined, null). Such a set reads as the five
+ * defaults, as in `emptyNotesLedger`; said, since the caller's facts would otherwise be filed
+ * under categories it never chose without a word.
+ */
+const unusedCategories = (categories: unknown): ReadonlyArray<NotesTrackerFailure> => {
+  if (categories === undefined || categories === null) return [];
+  const parsed = parseCategories(categories);
+  if (E.isRight(parsed)) return [];
+  const defaults = DEFAULT_CATEGORIES.map(({ name }) => name).join(', ');
+  return [
+    failure(
+      'invalid_input',
+      `the categories option was not used: ${parsed.left.message}; the tracker uses the five default categories (${defaults})`,
+    ),
+  ];
+};
+
+/**
  * The options of `createNotableFactsTracker` with their defaults. Options that are no object, a
  * `complete` that is no function (a tracker without its model could only fail every
  * extraction) or a `store` that is no store are refused with a TypeError naming them; an
- * optional one that is not of its kind reads as its default.
+ * optional one that is not of its kind reads as its default (`categories` the tracker cannot
+ * use are told to `onError`, in `unused`).
  */
 export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOptions => {
   if (typeof options !== 'object' || options === null)
@@ -122,6 +146,7 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
             instance: globalThis.crypto.randomUUID(),
           },
     pollMs,
+    unused: unusedCategories(settings.categories),
   };
 };
 

@@ -14,12 +14,12 @@ import type { NotesStore, NotesStoreFailureCode } from './store.js';
 
 /**
  * Why a tracker call did nothing, or what `onError` hears: bad input (`invalid_input`: a call's
- * own, or a save the store refused as holding what it cannot keep, whose changes were dropped), a
- * bug (`internal`), a store that failed, kept answering conflict, refused a save made under a lease
- * another tracker took over, or held a record that cannot be read (`unavailable`, `conflict`,
- * `fenced`, `invalid_notes`; `invalid_notes` too for what of `initial` no store can keep, left
- * out), a clock that failed (`clock_failed`), or a call that brings work to a closed tracker
- * (`closed`).
+ * own, `categories` the tracker could not use, or a save the store refused as holding what it
+ * cannot keep, whose changes were dropped), a bug (`internal`), a store that failed, kept
+ * answering conflict, refused a save made under a lease another tracker took over, or held a
+ * record that cannot be read (`unavailable`, `conflict`, `fenced`, `invalid_notes`;
+ * `invalid_notes` too for what of `initial` no store can keep, left out), a clock that failed
+ * (`clock_failed`), or a call that brings work to a closed tracker (`closed`).
  */
 export type NotesTrackerFailureCode =
   'invalid_input' | 'internal' | NotesStoreFailureCode | 'invalid_notes' | 'clock_failed' | 'closed';
@@ -35,7 +35,10 @@ export interface NotableFactsTrackerOptions {
   readonly store?: NotesStore;
   /** Hears every failure no caller is there to receive (a store or clock that failed) and every `internal` one. */
   readonly onError?: (failure: NotesTrackerFailure) => void;
-  /** The categories, names or `{ name, description }` (default: the five defaults). */
+  /**
+   * The categories, names or `{ name, description }` (default: the five defaults); a set
+   * `parseCategories` refuses reads as the five defaults, told to `onError` as `invalid_input`.
+   */
   readonly categories?: ReadonlyArray<string | NoteCategory>;
   /** The number of facts the extraction prompt asks the model to stay within (default 18). */
   readonly softLimit?: number;

@@ -312,7 +312,9 @@ describe('createNotableFactsTracker', () => {
     expect(tracker.contextFor(undefined as never, {} as never)).toEqual(invalid);
     expect(await tracker.endStage(42 as never)).toEqual(invalid);
     expect(await tracker.load('maya', '')).toEqual(invalid);
-    expect(heard).toEqual([]);
+    // The calls' bad input is the caller's to see; onError hears only the categories it could not use.
+    expect(heard).toEqual([expect.stringMatching(/^invalid_input: the categories option was not used: /u)]);
+    heard.length = 0;
     tracker.recordUserMessage('maya', 's1', 'fine');
     await tracker.settled();
     expect(tracker.events()).toEqual([
@@ -388,6 +390,44 @@ describe('hostile and heavy use', () => {
       left: { code: 'invalid_input' },
     });
     await expect(tracker.endStage(hostile[1] as never)).resolves.toMatchObject({ left: { code: 'invalid_input' } });
+  });
+
+  it('tells onError of categories it cannot use, as invalid_input naming why, and runs with the five defaults', async () => {
+    const defaults = ['People', 'Logistics', 'Conflict', 'Emotional', 'History'];
+    const cases: Array<[unknown, string]> = [
+      [['People', 'people'], 'categories[1] repeats the category "people"'],
+      [Array.from({ length: 21 }, (_, i) => `Kind ${i}`), 'categories must be an array of 1 to 20 categories'],
+      [[], 'categories must be an array of 1 to 20 categories'],
+      [['People', ' [ ] '], 'categories[1] has an empty name'],
+      [['People', 7], 'categories[1] must be a name or { name, description }, not a number'],
+      ['People', 'categories must be an array of 1 to 20 categories'],
+    ];
+    for (const [categories, reason] of cases) {
+      const heard: NotesTrackerFailure[] = [];
+      const tracker = createNotableFactsTracker({
+        complete: async () => answer(),
+        categories: categories as never,
+        onError: (failure) => heard.push(failure),
+      });
+      await tick();
+      expect(heard).toEqual([
+        {
+          code: 'invalid_input',
+          message: `the categories option was not used: ${reason}; the tracker uses the five default categories (${defaults.join(', ')})`,
+        },
+      ]);
+      expect(tracker.getSnapshot().categories).toEqual(defaults);
+    }
+    for (const categories of [undefined, null, ['Health', { name: 'Work', description: 'the job' }]]) {
+      const heard: NotesTrackerFailure[] = [];
+      createNotableFactsTracker({
+        complete: async () => answer(),
+        categories: categories as never,
+        onError: (failure) => heard.push(failure),
+      });
+      await tick();
+      expect(heard).toEqual([]);
+    }
   });
 
   it('takes ids of 1 to 200 characters as a reader counts them: an emoji is one, though two UTF-16 units', async () => {
