@@ -5,8 +5,10 @@
  * short or corrupt must be reported as a broken state, never read as a history full of bad
  * lines, so the decision looks only at how the file starts.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { number } from '../base/count.js';
 import { parseJson } from '../base/json.js';
 import { repeatedKeyReason } from '../base/jsonKeys.js';
 import { isRecord } from '../base/record.js';
@@ -232,10 +234,27 @@ const peekFirstLine = async (
   };
 };
 
-/** The text of the chunks. */
-const readAll = async (chunks: AsyncIterable<string>): Promise<string> => {
+/** The longest text the engine makes (512 Mi characters): a saved state, read whole, is at most that. */
+const { MAX_STRING_LENGTH } = bufferConstants;
+
+/**
+ * The text of the chunks of `name`; once they are longer than one text can be (a huge file a `{`
+ * alone opens), the file is closed, read in part, and a `ReadFailure` says why, rather than the
+ * engine's RangeError, a bug's report.
+ */
+const readAll = async (chunks: AsyncIterable<string>, name: string, close: () => Promise<void>): Promise<string> => {
   const parts: string[] = [];
-  for await (const chunk of chunks) parts.push(chunk);
+  let length = 0;
+  for await (const chunk of chunks) {
+    length += chunk.length;
+    if (length > MAX_STRING_LENGTH) {
+      await close();
+      throw new ReadFailure(
+        `cannot read ${name}: it is longer than the ${number(MAX_STRING_LENGTH)} characters a saved state may have (it is read whole, as one text)`,
+      );
+    }
+    parts.push(chunk);
+  }
   return parts.join('');
 };
 
@@ -270,14 +289,15 @@ export const openSource = async (
     const { firstLine, nextLine, chunks, close } = await peekFirstLine(
       decodedChunks(counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n))),
     );
+    const name = file === '-' ? 'standard input' : file;
     if (kind === 'either' && nextLine !== undefined && isSpreadHistoryStart(nextLine)) {
       await close();
       return E.left(
-        `${file === '-' ? 'standard input' : file} is a dispatch history written over several lines (pretty-printed, as jq . writes it), not one event a line: write it with jq -c . and read that`,
+        `${name} is a dispatch history written over several lines (pretty-printed, as jq . writes it), not one event a line: write it with jq -c . and read that`,
       );
     }
     if (kind === 'either' && isSavedStateStart(firstLine))
-      return E.right({ kind: 'state', text: () => readAll(chunks), close });
+      return E.right({ kind: 'state', text: () => readAll(chunks, name, close), close });
     const fractionRead = (): number | undefined =>
       size === undefined || size === 0 ? undefined : Math.min(1, bytes / size);
     if (kind === 'either') return E.right({ kind: 'history', batches: lineBatches(chunks), fractionRead, close });

@@ -445,6 +445,34 @@ describe('facts', () => {
       /unbounded\.json: saved state maxValidFacts is not a whole number from 1 to 9007199254740991$/mu,
     );
   });
+
+  it('refuses in one line a saved state longer than the longest text the engine holds, which it reads whole', async () => {
+    // Text chunks are passed on as they are read, so one string of 64 Mi characters stands for
+    // each piece of a file over 512 Mi characters (a state file, or any JSON a `{` alone opens),
+    // at the cost of one.
+    const piece = ' '.repeat(64 * 1024 * 1024);
+    let released = false;
+    const io: Partial<CliIo> = {
+      openStream: async () =>
+        E.right({
+          chunks: (async function* () {
+            try {
+              yield '{"format":\n';
+              for (let i = 0; i < 9; i += 1) yield piece;
+            } finally {
+              released = true;
+            }
+          })() as AsyncIterable<unknown> as AsyncIterable<Uint8Array>,
+        }),
+    };
+    // Before: `fact-tracker: internal error: Invalid string length`, a bug's line for the file's size.
+    expectUsageError(
+      await runInMemory(['facts', 'big.json'], { io }),
+      /^fact-tracker facts: cannot read big\.json: it is longer than the [\d,]+ characters a saved state may have \(it is read whole, as one text\)$/mu,
+    );
+    // The file, read in part, is released then.
+    expect(released).toBe(true);
+  });
 });
 
 describe('explain', () => {
