@@ -250,7 +250,7 @@ const pattern = (values: OptionValues): E.Either<UsageError, RegExp | undefined>
     return E.left(
       usageError(
         'hook',
-        `--reviewer-pattern is empty, a pattern every agent type matches: give the words of your reviewers' types, or leave it out for "review"`,
+        `--reviewer-pattern is empty, a pattern every agent type matches: give the words of your reviewers' types, or leave it out for "review" (but not "preview")`,
       ),
     );
   try {

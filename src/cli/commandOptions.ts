@@ -152,7 +152,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     'reviewer-pattern': {
       type: 'string',
       value: 'RE',
-      help: 'agent types whose results are reviews (default "review", ignoring case)',
+      help: 'agent types whose results are reviews, ignoring case (default "(?<!p)review":\n"review" but not "preview")',
     },
     'max-facts': { type: 'string', value: 'N', help: `facts per section (default ${DEFAULT_MAX_FACTS})` },
     'max-tokens': { type: 'string', value: 'N', help: `token budget per section (default ${DEFAULT_MAX_TOKENS})` },

@@ -587,7 +587,7 @@ describe("failures that are not the user's", () => {
       ],
       [
         ['hook', '--reviewer-pattern='],
-        '--reviewer-pattern is empty, a pattern every agent type matches: give the words of your reviewers\' types, or leave it out for "review" (see fact-tracker hook --help)',
+        '--reviewer-pattern is empty, a pattern every agent type matches: give the words of your reviewers\' types, or leave it out for "review" (but not "preview") (see fact-tracker hook --help)',
       ],
       [
         ['hook', '--max-facts', '-1'],

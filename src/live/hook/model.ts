@@ -7,9 +7,13 @@ import type { HookEvent, SubagentDispatch } from './payload.js';
 import type { DispatchRecord, HookRecord, ResultRecord } from './records.js';
 import type { HookState } from './state.js';
 
-/** Agent types matching this are reviewers; every other agent is an implementer. */
-export const DEFAULT_REVIEWER_PATTERN = /review/iu;
 /**
+ * Agent types matching this are reviewers; every other agent is an implementer: "review" in any
+ * case anywhere in the type (`reviewer`, `code-reviewer`, `CodeReviewer`, `codereviewer`) but as
+ * the end of "preview" (`preview-builder`, `previewer`, `PreviewAgent`), whose implementers'
+ * results would be checked as reviews and refused.
+ */
+export const DEFAULT_REVIEWER_PATTERN = /(?<!p)review/iu; /**
  * How long a section waits for its subagent, and a report for the call that names its agent:
  * a call the user denied or interrupted never starts a subagent and never ends.
  */

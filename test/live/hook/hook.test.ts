@@ -288,6 +288,62 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     }
   });
 
+  /**
+   * The role each call's result was recorded in, and what the user was told, when the built
+   * router given `args` runs a foreground call of each agent type, answering as its role does.
+   */
+  const rolesOf = async (
+    args: ReadonlyArray<string>,
+    calls: ReadonlyArray<readonly [string, 'implementer' | 'reviewer']>,
+  ) => {
+    const cwd = tempDir('hook-roles-');
+    const sessionId = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
+    const host = claudeCode({ send: routed({ CLAUDE_PROJECT_DIR: cwd }, cwd, args), sessionId, cwd });
+    for (const [index, [agentType, role]] of calls.entries()) {
+      const taskId = String(index + 1);
+      const review = `Looks right.\n\nBEGIN_DISPATCH_RESULT\n${JSON.stringify({ task_id: taskId, assessment: 'approved', issues: [], required_fixes: [] })}\nEND_DISPATCH_RESULT`;
+      await host.foreground({
+        toolUseId: `toolu_${taskId}`,
+        agentId: `a${taskId}`,
+        agentType,
+        prompt: `Task ID: ${taskId}\nWork on src/f${taskId}.ts.`,
+        answer: role === 'reviewer' ? review : implementerAnswer(taskId, `src/f${taskId}.ts`),
+      });
+    }
+    const facts = replayOf(logOf(cwd, sessionId)).facts;
+    const roles = calls.map((_, index) => facts.find((fact) => fact.sourceTaskId === String(index + 1))?.sourceRole);
+    return { roles, notices: host.notices };
+  };
+
+  it('takes an agent type as a reviewer by default where it holds "review" but not as the end of "preview", and a --reviewer-pattern as written', async () => {
+    const calls = [
+      ['reviewer', 'reviewer'],
+      ['code-reviewer', 'reviewer'],
+      ['spec_reviewer', 'reviewer'],
+      ['CodeReviewer', 'reviewer'],
+      ['Review', 'reviewer'],
+      ['pr-review-agent', 'reviewer'],
+      ['codereviewer', 'reviewer'],
+      ['preview-builder', 'implementer'],
+      ['previewer', 'implementer'],
+      ['PreviewAgent', 'implementer'],
+    ] as const;
+    expect(await rolesOf([], calls)).toEqual({ roles: calls.map(([, role]) => role), notices: [] });
+    // A pattern given is the user's: "review" anywhere in the type, ignoring case, as always.
+    expect(
+      await rolesOf(
+        ['--reviewer-pattern', 'review'],
+        [
+          ['previewer', 'reviewer'],
+          ['PreviewAgent', 'reviewer'],
+        ],
+      ),
+    ).toEqual({
+      roles: ['reviewer', 'reviewer'],
+      notices: [],
+    });
+  });
+
   it('Codex: the section waits for SubagentStart, and SubagentStop records the answer', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });

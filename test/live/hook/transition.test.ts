@@ -19,6 +19,7 @@ import type { SubagentDispatch } from '../../../src/live/hook/payload.js';
 import type { DispatchRecord, HookRecord } from '../../../src/live/hook/records.js';
 import { applyHookRecords, emptyHookState, foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
 import { dispatchRecordOf, hookTransition } from '../../../src/live/hook/transition.js';
+import { selectRole } from '../../../src/live/hook/turn.js';
 import { AGENTS, KEYS, optional, record, TYPES, waitingSection, wellFormed } from './arbitraries.js';
 
 const SESSION = 's1';
@@ -596,6 +597,29 @@ const waitingDispatch = (key: string): HookRecord => ({
   channel: 'input',
   join: 'tool',
   at: 1,
+});
+
+describe('the role of an agent type under the default reviewer pattern', () => {
+  const roleOf = (agentType: string) => selectRole(agentType, DEFAULT_HOOK_SETTINGS.reviewerPattern);
+
+  it('is reviewer where the type holds "review", in any case', () => {
+    for (const agentType of [
+      'REVIEWER',
+      'CODE_REVIEWER',
+      'CodeREVIEWER',
+      'XMLReviewer',
+      'gpt5-reviewer',
+      'reviewer 2',
+      'codereviewer',
+    ])
+      expect([agentType, roleOf(agentType)]).toEqual([agentType, 'reviewer']);
+  });
+
+  it('is implementer where "review" is only the end of "preview", or there is no type', () => {
+    for (const agentType of ['PREVIEW', 'Previewer', 'interview', 'worker'])
+      expect([agentType, roleOf(agentType)]).toEqual([agentType, 'implementer']);
+    expect(selectRole(undefined, DEFAULT_HOOK_SETTINGS.reviewerPattern)).toBe('implementer');
+  });
 });
 
 describe('a stop repeated while its report waits for a call', () => {
