@@ -29,6 +29,13 @@ const SLOW_OPEN_AFTER_MS = 2_000;
 /** What ends a line. */
 const NEWLINE = Buffer.from('\n');
 
+/** The byte order mark of UTF-8, which a Windows pipe may write before the first message. */
+const BYTE_ORDER_MARK = Buffer.from('\uFEFF');
+
+/** `line` without the byte order mark it starts with, if it does. */
+const withoutMark = (line: Buffer): Buffer =>
+  line.subarray(0, BYTE_ORDER_MARK.length).equals(BYTE_ORDER_MARK) ? line.subarray(BYTE_ORDER_MARK.length) : line;
+
 /** Why the server stopped reading: a message over `MAX_MESSAGE_BYTES`. */
 export class MessageTooLargeError extends Error {
   readonly code = 'message_too_large';
@@ -144,7 +151,8 @@ const readLine = (line: Buffer): { readonly message?: Readonly<Record<string, un
  * is read once `room` resolves (the answers have room in the output): a client that sends requests
  * or junk and reads no answer cannot fill our memory with them, as the SDK queues every answer
  * it writes. `onMessage` sees each message before it is passed on, and refuses one by returning
- * the answer to it, which goes to `onBadLine` as a bad line's does.
+ * the answer to it, which goes to `onBadLine` as a bad line's does. One byte order mark at the
+ * very start of the input is dropped (the hook reads its payload so too); elsewhere it is text.
  */
 export const wholeLines = (
   limit = MAX_MESSAGE_BYTES,
@@ -154,6 +162,13 @@ export const wholeLines = (
 ): Transform => {
   let held: Buffer[] = [];
   let heldBytes = 0;
+  let first = true;
+  /** `line` as it is read: the first without its byte order mark, whole lines being where it can be seen. */
+  const read = (line: Buffer): Buffer => {
+    if (!first) return line;
+    first = false;
+    return withoutMark(line);
+  };
   /** Whether `line` (its newline included) goes on to the SDK: if not, its answer has been given. */
   const passes = (line: Buffer): boolean => {
     const { message, answer } = readLine(line);
@@ -173,7 +188,7 @@ export const wholeLines = (
       for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
         if (heldBytes + end - start > limit) return done(tooLarge());
         const piece = chunk.subarray(start, end + 1);
-        const line = held.length === 0 ? piece : Buffer.concat([...held, piece]);
+        const line = read(held.length === 0 ? piece : Buffer.concat([...held, piece]));
         held = [];
         heldBytes = 0;
         if (passes(line)) lines.push(line);
@@ -190,7 +205,7 @@ export const wholeLines = (
     flush(done) {
       // The input ended inside a line: it is the last one, read as though its newline had come
       // (a client that writes its last message without one, then closes), else answered.
-      const last = Buffer.concat([...held, NEWLINE]);
+      const last = read(Buffer.concat([...held, NEWLINE]));
       held = [];
       heldBytes = 0;
       if (last.length > 1 && passes(last)) this.push(last);

@@ -963,6 +963,26 @@ describe('the last line of a client that ends its input', { timeout: 120_000 }, 
   });
 });
 
+describe(
+  'a client whose input starts with a byte order mark (as a Windows pipe may write one)',
+  { timeout: 120_000 },
+  () => {
+    it('is served as without it: the handshake and the calls after it are answered', async () => {
+      const opening = [
+        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"windows","version":"1"}}}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      ].join('\n');
+      const { answers, status, stderr } = await serveInput(tempDir('mcp-bom-'), `\uFEFF${opening}\n`);
+      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([
+        [0, undefined],
+        [1, undefined],
+      ]);
+      expect([status, stderr]).toEqual([0, '']);
+    });
+  },
+);
+
 describe('a server given a folder as its standard input', { timeout: 120_000 }, () => {
   it('says it cannot read it and exits 1, rather than ending at once without a word', async () => {
     const folder = openSync(tempDir('mcp-folder-input-'), 'r');

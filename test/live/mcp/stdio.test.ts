@@ -139,6 +139,27 @@ describe('wholeLines', () => {
     expect(await regroup(`${ping}\n  `, [])).toMatchObject({ reasons: [] });
   });
 
+  it('reads a byte order mark at the very start of the input as nothing, however the input is cut, and no other', async () => {
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    const codes = (reasons: string[]) =>
+      reasons.map((response) => (JSON.parse(response) as { error: { code: number } }).error.code);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.nat(), { maxLength: 4 }), async (cuts) => {
+        expect(await regroup(`\uFEFF${ping}\n${ping}\n`, cuts)).toMatchObject({
+          passed: `${ping}\n${ping}\n`,
+          reasons: [],
+        });
+        // Without its newline, the first line is also the last.
+        expect(await regroup(`\uFEFF${ping}`, cuts)).toMatchObject({ passed: `${ping}\n`, reasons: [] });
+      }),
+    );
+    // One mark, at the start: a second one, or one that starts a later line, is text that is not JSON.
+    const twice = await regroup(`\uFEFF\uFEFF${ping}\n${ping}\n`, []);
+    expect([twice.passed, codes(twice.reasons)]).toEqual([`${ping}\n`, [-32700]]);
+    const later = await regroup(`${ping}\n\uFEFF${ping}\n`, []);
+    expect([later.passed, codes(later.reasons)]).toEqual([`${ping}\n`, [-32700]]);
+  });
+
   it('answers a line that is not JSON with where the parser stopped, never the text: a token written there reaches no client', async () => {
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
     const { passed, reasons } = await regroup(`{"jsonrpc":"2.0","id":1,"method":"ping","params": ${token}}\n`, []);
