@@ -164,6 +164,13 @@ export const taskIdSecretProblem = (field: string, taskId: string): string | und
 };
 
 /**
+ * A task id as the store names its task, in a fact's `sourceTaskId` and a recorded prompt alike:
+ * its whitespace collapsed (extraction and a query's task id take it so) and each lone surrogate
+ * U+FFFD. One task, one id: a prompt recorded for `7  a` lends its words to the facts of `7 a`.
+ */
+export const spelledTaskId = (taskId: string): string => wellFormed(collapseWhitespace(taskId));
+
+/**
  * True for text holding U+001F, which joins a triple's fields into fact ids and pair keys: no
  * stored field holds it, or `('a\u001fb', 'c')` and `('a', 'b\u001fc')` would be one pair with one id.
  */
@@ -204,8 +211,7 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     textFieldProblem('object', object, FACT_LIMITS.object) ??
     textFieldProblem('sourceTaskId', sourceTaskId, FACT_LIMITS.sourceTaskId);
   if (textProblem !== undefined) return E.left(textProblem);
-  // Whitespace collapsed, as extraction and a query's task id take it: one task, one id.
-  const taskId = wellFormed(collapseWhitespace(sourceTaskId));
+  const taskId = spelledTaskId(sourceTaskId);
   // As `normalizeTaskId` refuses it, so a fact handed to `addFacts` keeps no secret in its id either.
   const secretInId = taskIdSecretProblem('sourceTaskId', taskId);
   if (secretInId !== undefined) return E.left(secretInId);

@@ -12,7 +12,14 @@ import { readInput } from '../base/record.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
 import { isWithinYears, plainTime } from '../base/time.js';
-import { FACT_LIMITS, holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js';
+import {
+  FACT_LIMITS,
+  holdsSeparator,
+  parseNewFact,
+  type SessionFact,
+  spelledTaskId,
+  taskIdSecretProblem,
+} from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
@@ -157,6 +164,20 @@ const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} need
 
 const incompleteFile = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a subject and a relation`;
 
+/**
+ * A prompt's or a file record's task id, read as a fact's `sourceTaskId` is (`spelledTaskId`),
+ * so it names the task its facts name: blank, the entry is `incomplete`; holding a secret, it is
+ * refused as a fact holding one is (never quoted).
+ */
+const taskIdField = (incomplete: (issue: IssuePath) => string) =>
+  z
+    .string({ error: incomplete })
+    .transform(spelledTaskId)
+    .refine((taskId) => taskId !== '', { error: incomplete })
+    .refine((taskId) => taskIdSecretProblem('', taskId) === undefined, {
+      error: (issue) => taskIdSecretProblem(pathOf(issue), issue.input as string),
+    });
+
 /** A file record's subject or relation: U+001F joins the two into the record's key, as it does a fact's pair. */
 const fileField = z
   .string({ error: incompleteFile })
@@ -168,7 +189,7 @@ const fileField = z
 const RecordedFileSchema = z
   .object(
     {
-      taskId: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+      taskId: taskIdField(incompleteFile),
       subject: fileField,
       relation: fileField,
     },
@@ -209,7 +230,7 @@ const TombstoneSchema = z
 
 const RecordedPromptSchema = z.object(
   {
-    taskId: z.string({ error: incompletePrompt }).min(1, { error: incompletePrompt }),
+    taskId: taskIdField(incompletePrompt),
     prompt: z.string({ error: incompletePrompt }),
     at: withinYears(z.number({ error: incompletePrompt })).transform(plainTime),
   },

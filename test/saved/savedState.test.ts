@@ -162,6 +162,42 @@ describe("a saved state's maxValidFacts", () => {
   });
 });
 
+describe("the task ids of a saved state's prompts and file records", () => {
+  const [token] = SECRETS.filter(([name]) => name === 'a GitHub token').map(([, text]) => text) as [string];
+  /** A saved state naming task `prompted` in its prompt and `changed` in its file record. */
+  const naming = (prompted: string, changed: string): Record<string, unknown> => ({
+    ...saved(),
+    prompts: [{ taskId: prompted, prompt: 'fix src/a.ts', at: 2000 }],
+    files: [{ taskId: changed, subject: 'src/gone.ts', relation: 'modified_by' }],
+  });
+
+  it("are read as a fact's sourceTaskId is, so a prompt lends its words to the facts of the task it names", () => {
+    for (const [prompted, changed] of [
+      [' 2\t', '1  x'],
+      ['\n2', '1\u200b x'],
+    ] as const)
+      expect(decoded(naming(prompted, changed))).toEqual(decoded(naming('2', '1 x')));
+    expect(decoded(naming('2\ud800', '1'))).toEqual(decoded(naming('2\ufffd', '1')));
+  });
+
+  it('are refused when blank or holding a secret, as a fact holding one is, never quoting it', () => {
+    const refusal = (value: unknown): string => {
+      const read = decodeState(value);
+      return E.isLeft(read) ? read.left.message : 'read';
+    };
+    expect(refusal(naming('\u200b', '1'))).toBe('prompts[0] needs a taskId, a prompt and a finite time');
+    expect(refusal(naming('2', '  '))).toBe('files[0] needs a taskId, a subject and a relation');
+    for (const [place, value] of [
+      ['prompts[0].taskId', naming(`deploy ${token}`, '1')],
+      ['files[0].taskId', naming('2', `deploy ${token}`)],
+    ] as const) {
+      const message = refusal(value);
+      expect(message.startsWith(`${place} holds what looks like a GitHub token: `)).toBe(true);
+      expect(message).not.toContain(token);
+    }
+  });
+});
+
 describe("a saved state's times", () => {
   const iso = (text: string): number => E.getOrElse((): number => Number.NaN)(parseIsoTime(text));
   const earliest = iso('0000-01-01T00:00:00Z');

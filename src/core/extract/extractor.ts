@@ -11,6 +11,7 @@ import {
   type SessionFact,
   shareTags,
   type SourceRole,
+  spelledTaskId,
   tagsProblem,
   taskIdSecretProblem,
   textFieldProblem,
@@ -53,7 +54,7 @@ export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
   // A number is taken as its decimal digits only when it is a whole number they say exactly.
   if (typeof taskId === 'number' && !Number.isSafeInteger(taskId))
     return E.left(`task id ${String(taskId)} is no whole number within 2^53 - 1: give it as a string`);
-  const normalized = wellFormed(collapseWhitespace(String(taskId)));
+  const normalized = spelledTaskId(String(taskId));
   if (normalized === '') return E.left('task id is empty');
   const secret = taskIdSecretProblem('task id', normalized);
   if (secret !== undefined) return E.left(secret);

@@ -450,6 +450,25 @@ describe('recordTaskPrompt', () => {
       expect(recordTaskPrompt(store, taskId, 'rate limiting for the login route', 1)).toBe(store);
     expect(recordTaskPrompt(store, '1', 'rate limiting for the login route', 1)).not.toBe(store);
   });
+
+  it("reads a task id as a fact's sourceTaskId is read, so the prompt reaches the facts of the task it names", async () => {
+    const { recordTaskPrompt } = await import('../../../src/index.js');
+    const { SECRETS } = await import('../../fixtures/secrets.js');
+    /** Task `taskId`'s prompt, then a fact of that very task id, as a caller of the reducers gives them. */
+    const session = (taskId: string): FactStore =>
+      addFacts(recordTaskPrompt(emptyFactStore(), taskId, 'rate limiting for the login route', 0), [
+        fact('task:7', 1, { sourceTaskId: taskId }),
+      ]);
+    // The fact's task id is read collapsed (and well-formed): the prompt's is read so too, or it lends the fact nothing.
+    for (const spelled of ['7  a', ' 7\ta ', '7\n a', '7 \u200ba']) expect(session(spelled)).toEqual(session('7 a'));
+    expect(session('7\ud800')).toEqual(session('7\ufffd'));
+    expect(session('7 a').index.contextCount).toBe(1);
+    // A task id holding a secret is no task id (a fact holding one is malformed): it records nothing.
+    for (const [, secret] of SECRETS) {
+      const store = emptyFactStore();
+      expect(recordTaskPrompt(store, `deploy ${secret}`, 'rate limiting for the login route', 1)).toBe(store);
+    }
+  });
 });
 
 describe('retention', () => {
