@@ -506,11 +506,12 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           atMost === undefined ? readSnapshot(files.right.file) : readSnapshotAtMost(files.right.file, atMost),
         );
         if (E.isRight(read) && read.right !== undefined) {
-          const { position, offset, identity, hash } = read.right;
-          // The snapshot checked the log it covers: what comes after it is read on from there. One
-          // read while the store follows the log (a resent prompt's) leaves that as it is.
+          const { position, offset, identity, hash, last } = read.right;
+          // The snapshot checked the log it covers: what comes after it is read on from there,
+          // once its last bytes are still there. One read while the store follows the log (a
+          // resent prompt's) leaves that as it is.
           const cursors = cursorsOf(follower);
-          if (!cursors.has(id)) cursors.set(id, { lines: position, offset, identity, last: START.last, hash });
+          if (!cursors.has(id)) cursors.set(id, { lines: position, offset, identity, last, hash });
           return E.right({ position, state: read.right.state });
         }
         return E.map(() => undefined)(read);

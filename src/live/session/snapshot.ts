@@ -35,7 +35,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
-import { ioError, readFully, withFile } from './logFile.js';
+import { ioError, lastBytes, readFully, withFile } from './logFile.js';
 import type { SessionError } from './model.js';
 
 const { MAX_STRING_LENGTH } = bufferConstants;
@@ -64,6 +64,12 @@ export interface FileSnapshot {
    * the header's fingerprint is of. A reader goes on hashing what it reads after them.
    */
   readonly hash: Hash;
+  /**
+   * The log's last bytes before `offset` (at most `CONTINUITY_BYTES`), as read: what a reader
+   * going on from the snapshot checks before reading on, so a log made anew in the same file (a
+   * freed inode taken again) and grown past the offset is not read on from it. Not written.
+   */
+  readonly last: Buffer;
 }
 
 /** What became of the snapshot when a session was opened. */
@@ -112,17 +118,20 @@ export const libraryVersion: () => string = (() => {
  * a piece at a time: a millisecond or two a megabyte, where replaying them takes about a second.
  * A reader that starts from the snapshot goes on hashing from it what it reads after them.
  */
-const logHashOf = (fd: number, offset: number): Hash => {
+const logHashOf = (fd: number, offset: number): { readonly hash: Hash; readonly last: Buffer } => {
   const hash = createHash('sha256');
+  let last: Buffer = Buffer.alloc(0);
   const piece = Buffer.allocUnsafe(Math.min(HASH_PIECE_BYTES, offset));
   for (let position = 0; position < offset;) {
     const read = readSync(fd, piece, 0, Math.min(piece.length, offset - position), position);
     // A log cut shorter meanwhile hashes fewer bytes: another fingerprint.
     if (read === 0) break;
     hash.update(piece.subarray(0, read));
+    // A copy (`lastBytes` makes one): the piece is read into again.
+    last = lastBytes(last, piece.subarray(0, read));
     position += read;
   }
-  return hash;
+  return { hash, last };
 };
 
 /**
@@ -180,10 +189,11 @@ const parseHeader = (head: Buffer): E.Either<string, Header> => {
   return E.right(header);
 };
 
-/** What checking a log against a snapshot's header found: the log's size, and the hash of the bytes it covers. */
+/** What checking a log against a snapshot's header found: the log's size, the hash of the bytes it covers and their last ones. */
 interface CheckedLog {
   readonly size: number;
   readonly hash: Hash;
+  readonly last: Buffer;
 }
 
 /**
@@ -196,10 +206,10 @@ const checkLog = (file: string, header: Header): E.Either<string, CheckedLog> =>
       const stat = fstatSync(fd);
       if (`${stat.dev}:${stat.ino}` !== header.log.identity) return E.left('the log was replaced since the snapshot');
       if (stat.size < header.log.offset) return E.left('the log is shorter than the snapshot covers');
-      const hash = logHashOf(fd, header.log.offset);
+      const { hash, last } = logHashOf(fd, header.log.offset);
       if (fingerprintOf(hash, header.log.offset) !== header.log.fingerprint)
         return E.left('the log was rewritten since the snapshot');
-      return E.right({ size: stat.size, hash });
+      return E.right({ size: stat.size, hash, last });
     });
   } catch (error) {
     return E.left(
@@ -327,7 +337,8 @@ const readSnapshotFile = (file: string, path: string): E.Either<string, FileSnap
   const checked = checkLog(file, header);
   if (E.isLeft(checked)) return checked;
   const { offset, identity } = header.log;
-  return E.right({ offset, identity, position: header.position, state, hash: checked.right.hash });
+  const { hash, last } = checked.right;
+  return E.right({ offset, identity, position: header.position, state, hash, last });
 };
 
 /**

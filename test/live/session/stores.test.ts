@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../../src/index.js';
-import { fileSessionStore, memorySessionStore, openSession } from '../../../src/live/session/index.js';
+import { fileSessionStore, memorySessionStore, openSession, SNAPSHOT_EVERY } from '../../../src/live/session/index.js';
 import { invalidSnapshot, type SessionStore, type StoredSnapshot } from '../../../src/live/session/store.js';
 import { implementer } from '../../fixtures/results.js';
 import { tempDir } from '../../tempDirs.js';
@@ -267,6 +267,26 @@ describe('a log made anew in the same file (the inode a deleted log freed) while
     expect(E.isRight(compiled) && compiled.right.line).toBe(6);
     expect(old.right.report()).toMatchObject({ events: 6, errors: [] });
     expect(replayHistory(await logOf(fileSessionStore({ directory }), 's')).report.summary.events).toBe(6);
+  });
+
+  it('is read from its first line by a session opened from the snapshot with nothing after it, never from the snapshot’s offset', async () => {
+    const directory = join(tempDir('store-anew-'), 'sessions');
+    const writer = await openSession('s', { store: fileSessionStore({ directory }) });
+    if (E.isLeft(writer)) throw new Error(writer.left.message);
+    for (let task = 1; task <= SNAPSHOT_EVERY; task += 1)
+      expect(
+        E.isRight(await writer.right.compileContext({ taskId: String(task), taskPrompt: `old ${task}`, at: task })),
+      ).toBe(true);
+    const old = await openSession('s', { store: fileSessionStore({ directory }) });
+    if (E.isLeft(old)) throw new Error(old.left.message);
+    expect(old.right.snapshotUse()).toEqual({ used: true, position: SNAPSHOT_EVERY });
+    const lines = Array.from({ length: SNAPSHOT_EVERY + 2 }, (_, i) =>
+      JSON.stringify({ type: 'prompt', taskId: `n${i}`, taskPrompt: `a new, longer prompt ${i}`, at: 100 + i }),
+    );
+    rewriteInPlace(directory, lines);
+    const compiled = await old.right.compileContext({ taskId: 'after', taskPrompt: 'after', at: 999 });
+    expect(E.isRight(compiled) && compiled.right.line).toBe(lines.length + 1);
+    expect(old.right.report()).toMatchObject({ events: lines.length + 1, errors: [] });
   });
 
   it('takes no append after a line of the old log, even when the new one is as long', async () => {
