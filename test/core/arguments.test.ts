@@ -34,6 +34,7 @@ import {
   replay,
   replayHistory,
   reviewerRules,
+  selectFactsValidAt,
   selectSessionContext,
   startHistoryReplay,
   toStateSnapshotFacts,
@@ -204,6 +205,22 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /the event is a number, not an object \(a prompt event\)/u,
   ],
   ['replay from a null store', () => replay([], null as never), /the store is null, not a fact store/u],
+  // No time is not a time before every fact: an unset variable would read as "nothing was valid".
+  [
+    'selectFactsValidAt without a time',
+    () => selectFactsValidAt(emptyFactStore(), undefined as never),
+    /the time is undefined, not a number \(epoch milliseconds\)/u,
+  ],
+  [
+    'selectFactsValidAt with the time as text',
+    () => selectFactsValidAt(emptyFactStore(), '1000' as never),
+    /the time is a string, not a number \(epoch milliseconds\)/u,
+  ],
+  [
+    'selectFactsValidAt at NaN',
+    () => selectFactsValidAt(emptyFactStore(), Number.NaN),
+    /the time is NaN, not a number \(epoch milliseconds\)/u,
+  ],
   [
     'parseHistoryLine with a null line number',
     () => parseHistoryLine('{}', null as never, undefined),

@@ -1,3 +1,4 @@
+import { refuseArgument } from '../../base/describe.js';
 import { refuseUnlessDenseArray } from '../../base/record.js';
 import { isWithinYears } from '../../base/time.js';
 import * as PMap from '../../persistent/persistentMap.js';
@@ -82,11 +83,19 @@ export const selectResumeTime = (store: FactStore): number | undefined => {
   return typeof lastEventAt === 'number' && isWithinYears(lastEventAt) ? lastEventAt : selectLatestTime(store);
 };
 
-/** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
-export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>
-  Object.freeze(
+/**
+ * The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). A time that is
+ * no number (undefined from an unset variable, a time as text) or NaN is refused with a TypeError
+ * naming it: compared as it is, it would answer that no fact was valid then.
+ */
+export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> => {
+  checkedFactStore(store);
+  if (typeof at !== 'number') refuseArgument('the time', at, 'a number (epoch milliseconds)');
+  if (Number.isNaN(at)) throw new TypeError('the time is NaN, not a number (epoch milliseconds)');
+  return Object.freeze(
     selectAllFacts(store).filter((fact) => fact.validFrom <= at && (fact.validTo === undefined || at < fact.validTo)),
   );
+};
 
 /** What `selectFactsWhere` keeps: every given condition must hold. */
 export interface FactFilter {
