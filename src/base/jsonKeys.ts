@@ -20,10 +20,15 @@ export const endOfString = (json: string, start: number): number => {
 const JSON_WHITESPACE = ' \t\n\r';
 
 /**
- * The first key of a JSON document (valid JSON) that an object of it gives twice, or undefined
- * when none does. A scan of the text: the parsed value no longer holds the key given first.
+ * Calls `visit` with each key of a JSON document (valid JSON), in the order of the text: the key,
+ * where its string starts and ends (its quotes included), and the keys its object gave before it;
+ * stops at the first `visit` that returns true. A scan of the text: a parsed object holds neither
+ * a key given twice nor, for keys that read as array indices, their order.
  */
-export const findDuplicateKey = (json: string): string | undefined => {
+export const visitKeys = (
+  json: string,
+  visit: (key: string, start: number, end: number, before: ReadonlySet<string>) => boolean,
+): void => {
   // The keys seen in each open object, innermost last; an open array holds none.
   const open: Array<Set<string> | undefined> = [];
   // The punctuation before a string: a key follows an object's `{` or `,`.
@@ -35,7 +40,7 @@ export const findDuplicateKey = (json: string): string | undefined => {
       const keys = open.at(-1);
       if (keys !== undefined && (before === '{' || before === ',')) {
         const key = JSON.parse(json.slice(at, end)) as string;
-        if (keys.has(key)) return key;
+        if (visit(key, at, end, keys)) return;
         keys.add(key);
       }
       before = '"';
@@ -48,7 +53,19 @@ export const findDuplicateKey = (json: string): string | undefined => {
     if (!JSON_WHITESPACE.includes(char)) before = char;
     at += 1;
   }
-  return undefined;
+};
+
+/**
+ * The first key of a JSON document (valid JSON) that an object of it gives twice, or undefined
+ * when none does. A scan of the text: the parsed value no longer holds the key given first.
+ */
+export const findDuplicateKey = (json: string): string | undefined => {
+  let twice: string | undefined;
+  visitKeys(json, (key, _start, _end, before) => {
+    if (before.has(key)) twice = key;
+    return twice !== undefined;
+  });
+  return twice;
 };
 
 /**

@@ -64,6 +64,34 @@ describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
     expect([text.startsWith('\ufeff{\n'), text.includes('\r')]).toEqual([true, false]);
   });
 
+  it('keeps the order of the keys of every JSON file it rewrites, keys that read as numbers among them', async () => {
+    const project = tempDir('init-order-');
+    mkdirSync(join(project, '.claude'));
+    mkdirSync(join(project, '.codex'));
+    // A JavaScript object puts keys that read as array indices first, in ascending order.
+    const files: Record<string, readonly [string, ReadonlyArray<string>]> = {
+      [join('.claude', 'settings.json')]: [
+        '{"env": {"ZED": "1", "10": "ten", "2": "two"}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./x.sh", "3": true}]}]}, "0": null}',
+        ['ZED', '10', '2', '3', '0'],
+      ],
+      '.mcp.json': [
+        '{"mcpServers": {"web": {"command": "a"}, "7": {"command": "b"}}, "2": "second", "1": "first"}',
+        ['web', '7', '2', '1'],
+      ],
+      [join('.codex', 'hooks.json')]: ['{"mine": 1, "5": {"4": 2, "b": 3}}', ['mine', '5', '4', 'b']],
+    };
+    for (const [file, [text]] of Object.entries(files)) writeFileSync(join(project, file), text);
+    for (const host of ['claude', 'codex']) expect((await init(project, host)).status).toBe(0);
+    for (const [file, [, keys]] of Object.entries(files)) {
+      const written = readFileSync(join(project, file), 'utf8');
+      const order = [...written.matchAll(/^\s*"([^"]*)":/gmu)]
+        .map((match) => match[1])
+        .filter((key) => keys.includes(key!));
+      expect([file, order]).toEqual([file, keys]);
+    }
+    for (const host of ['claude', 'codex']) expect((await init(project, host)).stdout).not.toContain('wrote');
+  });
+
   it('leaves a file named as a temporary file of this process alone, and writes through one of its own', async () => {
     const project = tempDir('init-write-');
     mkdirSync(join(project, '.claude'));

@@ -24,6 +24,7 @@ import type { InitHost } from '../init/hosts.js';
 import { chooseVia, hasInstalledBinary, outsideFileWarning, selectOutsideFileSpec } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
 import { findDuplicateKey } from '../../base/jsonKeys.js';
+import { markIndexKeys, unmarkIndexKeys } from '../init/jsonKeyOrder.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
 import { keepingLineEndings } from '../init/lineEndings.js';
 import { readSettingsFile } from '../init/projectFile.js';
@@ -93,11 +94,15 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
       return E.left(`it holds the number ${inexact}, which would not be written back as it is`);
     // JSON.parse kept the last of a key given twice: a rewrite would drop the others unasked.
     const duplicate = findDuplicateKey(current);
-    return duplicate === undefined
-      ? E.right(formatJson(merged.right, current))
-      : E.left(
-          `it gives the key ${quoteText(duplicate)} twice in one object, and a rewrite would keep only the last: remove one and run init again`,
-        );
+    if (duplicate !== undefined)
+      return E.left(
+        `it gives the key ${quoteText(duplicate)} twice in one object, and a rewrite would keep only the last: remove one and run init again`,
+      );
+    // Merged again from the text with the keys that read as array indices marked, which an
+    // object would put first: every key is written where the file had it.
+    return E.map((ordered: unknown) => unmarkIndexKeys(formatJson(ordered, current)))(
+      E.chain(merge)(parseJsonSettings(markIndexKeys(current))),
+    );
   },
 });
 
