@@ -102,6 +102,32 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
       expect((await runIn(clone, ['context', 'bundle', '--kind', kind])).stdout).toMatch(why);
   });
 
+  it('13b: a partial clone whose remote is gone lists the changes since a checkpoint it has, never calling the commit missing', async () => {
+    const repo = makeRepo();
+    git(repo, 'config', 'uploadpack.allowFilter', 'true');
+    const lines = Array.from({ length: 40 }, (_, i) => `export const line${i} = ${i};\n`).join('');
+    writeFiles(repo, { 'src/table.ts': lines });
+    commitAll(repo, 'table');
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Table read.'])).status).toBe(0);
+    commitAll(repo, 'context');
+    // A renamed and edited file: git compares the two blobs to find the rename.
+    git(repo, 'mv', 'src/table.ts', 'src/rows.ts');
+    writeFiles(repo, { 'src/rows.ts': `${lines}export const more = 1;\n` });
+    commitAll(repo, 'rename');
+    // A blobless clone holds every commit but fetches older blobs on demand, from a remote now gone.
+    const clone = join(tempDir('partial-'), 'app');
+    git(repo, 'clone', '-q', '--filter=blob:none', `file://${repo}`, clone);
+    git(clone, 'remote', 'set-url', 'origin', join(tempDir('gone-'), 'nothing'));
+    const show = await runIn(clone, ['context', 'show']);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain('STALE');
+    expect(show.stdout).not.toContain('not in this clone');
+    const bundle = (await runIn(clone, ['context', 'bundle'])).stdout;
+    expect(bundle).not.toContain('not in this clone');
+    expect(bundle).toContain('- D src/table.ts');
+    expect(bundle).toContain('- A src/rows.ts');
+  });
+
   it('14: a checkpoint over uncommitted edits warns, and names them for the teammates who see it stale', async () => {
     const repo = makeRepo();
     writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });

@@ -282,10 +282,27 @@ const rootCommits = async (
     : E.left(gitFailed(roots.left));
 };
 
+/** The changes `git diff --name-status` lists between the commit `since` and the working tree, as shown. */
+const nameStatusSince = async (
+  root: string,
+  since: string,
+  renames: boolean,
+): Promise<E.Either<GitFailure, ReadonlyArray<ChangedFile>>> =>
+  E.map((output: string) =>
+    parseNameStatus(output).map((change) => ({
+      ...change,
+      path: displayGitPath(change.path),
+      ...(change.from === undefined ? {} : { from: displayGitPath(change.from) }),
+    })),
+  )(await runGit(root, ['diff', ...(renames ? [] : ['--no-renames']), '--name-status', '-z', since, '--']));
+
 /**
  * The files changed between the commit `since` and the working tree (`git diff --name-status`),
  * or why they cannot be listed. Since no commit (a checkpoint taken before the first one),
- * every tracked file is new.
+ * every tracked file is new. Finding a rename compares the blobs of both sides, which a partial
+ * clone (`--filter=blob:none`) fetches from its remote: where it cannot, the changes are listed
+ * without renames (a renamed file as deleted and added). A commit this clone lacks is said so;
+ * any other failure in git's words.
  */
 export const changedFiles = async (
   root: string,
@@ -299,15 +316,12 @@ export const changedFiles = async (
   }
   if (!/^[0-9a-f]{7,64}$/u.test(since))
     return E.left({ code: 'invalid', message: `the checkpoint's commit ${JSON.stringify(since)} is not a commit id` });
-  const diff = await runGit(root, ['diff', '--name-status', '-z', since, '--']);
-  return E.isRight(diff)
-    ? E.right(
-        parseNameStatus(diff.right).map((change) => ({
-          ...change,
-          path: displayGitPath(change.path),
-          ...(change.from === undefined ? {} : { from: displayGitPath(change.from) }),
-        })),
-      )
+  const diff = await nameStatusSince(root, since, true);
+  if (E.isRight(diff)) return diff;
+  const plain = await nameStatusSince(root, since, false);
+  if (E.isRight(plain)) return plain;
+  return E.isRight(await runGit(root, ['cat-file', '-e', `${since}^{commit}`]))
+    ? E.left(gitFailed(plain.left))
     : E.left({
         code: 'git_failed',
         message: `the checkpoint's commit ${since.slice(0, 7)} is not in this clone (a shallow clone, or a history rewritten by a rebase or a force push), so the changed files are unknown: git fetch --unshallow, or compare by hand`,
