@@ -5,10 +5,11 @@
  * from a large process (an app server, a test worker): a query asked twice in one command, or
  * one more per command, fails here.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Ran, runIn } from './cliRun.js';
+import { type Ran, runBinary, runIn } from './cliRun.js';
 import { makeRepo, tempDir } from './repo.js';
 
 /** Runs `fact-tracker context ...argv` in `repo` and returns what it did with the git command lines it started. */
@@ -66,5 +67,28 @@ describe('git processes per context subcommand', () => {
         said,
       ).toEqual([]);
     }
+  });
+});
+
+describe('git asked by the shared context', () => {
+  it('never prompts at a terminal: every git process runs with GIT_TERMINAL_PROMPT=0, whatever the caller set', async () => {
+    const repo = makeRepo();
+    // A git on PATH that logs the variable each call gets, then runs the real one.
+    const dir = tempDir('git-prompt-');
+    const log = join(dir, 'prompt.log');
+    const real = execFileSync('/bin/sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(
+      join(dir, 'git'),
+      `#!/bin/sh\necho "$1 \${GIT_TERMINAL_PROMPT-unset}" >> '${log}'\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const env = { PATH: `${dir}:${process.env['PATH'] ?? ''}`, GIT_TERMINAL_PROMPT: '1' };
+    expect(
+      (await runBinary(['context', 'checkpoint', '--summary', 'Parser checked.'], { cwd: repo, env })).status,
+    ).toBe(0);
+    expect((await runBinary(['context', 'show'], { cwd: repo, env })).status).toBe(0);
+    const calls = readFileSync(log, 'utf8').trim().split('\n');
+    expect(calls.length).toBeGreaterThan(5);
+    expect(calls.filter((call) => !call.endsWith(' 0'))).toEqual([]);
   });
 });

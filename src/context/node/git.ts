@@ -1,7 +1,8 @@
 /**
  * The repository as git sees it, read with `execFile` (no shell, so no path is ever
  * interpreted). Only read-only commands run, with `GIT_OPTIONAL_LOCKS=0` so that none of them
- * refreshes the index behind the user's back. Outside a repository (or without git) the
+ * refreshes the index behind the user's back, and `GIT_TERMINAL_PROMPT=0` so that none waits on a
+ * prompt for credentials (a partial clone fetching a blob it lacks): it fails, and says so. Outside a repository (or without git) the
  * location says so, and everything counts as stale; a git that fails inside a repository is
  * an error of its own, with git's own words, never mistaken for "not a repository".
  */
@@ -53,7 +54,7 @@ export const runGitBytes = async (
         cwd,
         encoding: 'buffer',
         maxBuffer: 512 * 1024 * 1024,
-        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },
         windowsHide: true,
       },
       (error, stdout, stderr) => {
