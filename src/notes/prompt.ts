@@ -86,10 +86,13 @@ const speaker = (message: ConversationMessage): string => (message.role === 'ass
 const factLimit = (value: unknown, fallback: number, cap: number): number =>
   typeof value === 'number' && value >= 1 ? Math.min(Math.floor(value), cap) : fallback;
 
+/** A category's name as a prompt shows it, on one line: the reply is asked to spell it so. */
+const shownName = (name: string): string => oneLine(name, NOTES_LIMITS.categoryLength);
+
 const categoryLines = (categories: ReadonlyArray<NoteCategory>): string[] =>
   categories.map(
     ({ name, description }) =>
-      `- ${oneLine(name, NOTES_LIMITS.categoryLength)}${typeof description === 'string' ? `: ${oneLine(description, 200)}` : ''}`,
+      `- ${shownName(name)}${typeof description === 'string' ? `: ${oneLine(description, 200)}` : ''}`,
   );
 
 /**
@@ -98,7 +101,14 @@ const categoryLines = (categories: ReadonlyArray<NoteCategory>): string[] =>
  */
 const LINE_SEPARATORS = /[\u007f-\u009f\u2028\u2029]/gu;
 
-/** One fact per line, as JSON: no stored text starts another line, or closes its quote. */
+/** `value` as JSON on one line: no text in it starts another line, or closes its quote. */
+const jsonLine = (value: unknown): string =>
+  JSON.stringify(value).replace(
+    LINE_SEPARATORS,
+    (separator) => `\\u${separator.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+
+/** One fact per line, as JSON (`jsonLine`). */
 const factList = (facts: ReadonlyArray<CategorizedFact>): string =>
   facts.length === 0
     ? '(none yet)'
@@ -106,15 +116,13 @@ const factList = (facts: ReadonlyArray<CategorizedFact>): string =>
         .map((fact, index) => {
           if (typeof fact !== 'object' || fact === null)
             refuseArgument(`fact ${index + 1}`, fact, 'a fact ({ category, fact })');
-          return JSON.stringify({ category: fact.category, fact: fact.fact }).replace(
-            LINE_SEPARATORS,
-            (separator) => `\\u${separator.charCodeAt(0).toString(16).padStart(4, '0')}`,
-          );
+          return jsonLine({ category: fact.category, fact: fact.fact });
         })
         .join('\n');
 
+/** The JSON to reply with, its example category the first one, named as the prompt shows it. */
 const responseShape = (categories: ReadonlyArray<NoteCategory>): string =>
-  `Reply with only JSON of this shape, nothing before or after it:\n{"notableFacts": [{"category": ${JSON.stringify(categories[0]?.name ?? 'People')}, "fact": "..."}]}`;
+  `Reply with only JSON of this shape, nothing before or after it:\n{"notableFacts": [{"category": ${jsonLine(shownName(categories[0]?.name ?? 'People'))}, "fact": "..."}]}`;
 
 /** The categories given, each checked (a hole or a null is the caller's mistake, named), or the default ones. */
 const usable = (categories: ReadonlyArray<NoteCategory> | undefined): ReadonlyArray<NoteCategory> => {
@@ -196,7 +204,7 @@ export const buildProfileConsolidationPrompt = (input: ProfileConsolidationPromp
     '- When two facts contradict each other, keep the newer one.',
     `- Keep at most ${maxFacts} facts; drop the least important first.`,
     `- Each fact is one sentence of at most ${NOTES_LIMITS.factLength} characters.`,
-    `- Use only these categories, spelled as shown: ${categories.map((category) => oneLine(category.name, NOTES_LIMITS.categoryLength)).join(', ')}.`,
+    `- Use only these categories, spelled as shown: ${categories.map((category) => shownName(category.name)).join(', ')}.`,
     '- Return the complete rewritten list.',
     '',
     'Profile (least recent first):',

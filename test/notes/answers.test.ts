@@ -148,6 +148,19 @@ describe('a lone surrogate (item 7)', () => {
   });
 });
 
+describe('the reply shape of a prompt', () => {
+  it('names the first category as the list of kinds shows it, on its one line, whatever the name a caller gave holds', () => {
+    const name = 'Peo\u2028ple\u0085 \n\ud800 and more words past the forty characters a name may have';
+    const extraction = buildNotableFactsPrompt({ message: 'hi', categories: [{ name }] });
+    const shown = /^Record facts of these kinds:\n- (.*)$/mu.exec(extraction)?.[1];
+    expect(shown).toBe('Peo ple \ufffd and more words past the for...');
+    for (const prompt of [extraction, buildProfileConsolidationPrompt({ facts: [], categories: [{ name }] })]) {
+      const lines = prompt.split(/\r\n|[\n\r\u0085\u2028\u2029]/u);
+      expect(lines.at(-1)).toBe(`{"notableFacts": [{"category": ${JSON.stringify(shown)}, "fact": "..."}]}`);
+    }
+  });
+});
+
 describe('past the cap of 25 (item 9)', () => {
   it('keeps the newest facts: those the answer adds, dropping the oldest kept ones, and says which', async () => {
     const old = Array.from({ length: 25 }, (_, i): [string, string] => ['History', `Old fact ${i + 1}`]);
