@@ -61,3 +61,7 @@ export const describeError = (error: unknown): string => {
   const message = attempt(() => (error instanceof Error ? error.message : undefined));
   return typeof message === 'string' ? clipEnd(message, MAX_LENGTH) : describeValue(error);
 };
+
+/** True when `value` is a promise, or anything with a `then` method (what a caller's code may answer with). */
+export const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';

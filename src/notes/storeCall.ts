@@ -5,7 +5,7 @@
  * `Either` has failed as `unavailable`, never taken the runner down.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describeError } from '../base/describe.js';
+import { describeError, isPromiseLike } from '../base/describe.js';
 import { isEither } from '../base/failure.js';
 import type {
   NotesLeaseAnswered,
@@ -36,9 +36,6 @@ import {
 
 const unavailable = (error: unknown): E.Either<NotesStoreFailure, never> =>
   E.left(storeFailure('unavailable', `the notes store failed: ${describeError(error)}`));
-
-const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
-  typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 
 const isVersioned = (value: unknown): boolean =>
   typeof value === 'object' &&

@@ -11,7 +11,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
-import { kindOf } from '../base/describe.js';
+import { isPromiseLike, kindOf } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { parsePostgresUrl } from './address.js';
@@ -330,17 +330,45 @@ export const openDatabase = (
     };
   };
 
+  /**
+   * A client of the pool, listened to from the moment the pool hands it over: the server may end
+   * a connection just made in the very chunk that says it is ready (a restart, an administrator
+   * ending the role's connections), and the driver reads that end at once, before an `await`
+   * would resume; unheard, its error would end the process. The client then fails its first
+   * statement without sending it. A pool of the caller's that answers with a promise alone (a
+   * wrapper of `connect`) is taken at its word.
+   */
+  const checkOut = (): Promise<E.Either<unknown, pg.PoolClient>> =>
+    new Promise((resolve) => {
+      let answered = false;
+      const answer = (either: E.Either<unknown, pg.PoolClient>): void => {
+        if (answered) return;
+        answered = true;
+        if (E.isRight(either)) either.right.on('error', ignore);
+        resolve(either);
+      };
+      try {
+        const returned: unknown = pool.connect((error: Error | undefined, client: pg.PoolClient | undefined) =>
+          answer(client === undefined || (error !== undefined && error !== null) ? E.left(error) : E.right(client)),
+        );
+        if (isPromiseLike(returned))
+          returned.then(
+            (client) => answer(E.right(client as pg.PoolClient)),
+            (error: unknown) => answer(E.left(error)),
+          );
+      } catch (error) {
+        answer(E.left(error));
+      }
+    });
+
   /** One try: a client, the work, the client back (closed when its connection failed). */
   const attempt = async <T>(
     work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<E.Either<ClassifiedError & { readonly sent: boolean }, T>> => {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      return E.left({ ...(poolBusy(error) ?? classifyError(error, context)), sent: false });
-    }
-    client.on('error', ignore);
+    const connected = await checkOut();
+    if (E.isLeft(connected))
+      return E.left({ ...(poolBusy(connected.left) ?? classifyError(connected.left, context)), sent: false });
+    const client = connected.right;
     try {
       const result = await work(client);
       client.off('error', ignore);

@@ -22,6 +22,7 @@ import {
 import { implementer } from '../fixtures/results.js';
 import { expectLaterResultSupersedes } from '../live/session/clockSkew.js';
 import { describeSessionStore } from '../live/session/storeConformance.js';
+import { startEndingProxy } from './endingProxy.js';
 import { untilRight, withRowsLocked } from './rowLock.js';
 import { onOnePoolOfLongSchemas } from './longSchemas.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
@@ -496,6 +497,35 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     await admin.end();
     expect(right(await pending)).toMatchObject({ line: 2, duplicate: false });
     expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
+  });
+
+  it('serves a session when the server ends a new connection as it is made, its ReadyForQuery and its end read at once: no exception, the event recorded once', async () => {
+    const proxy = await startEndingProxy(server());
+    schemas += 1;
+    const store = postgresSessionStore(proxy.through(await databaseUrl()), { schema: `t${schemas}` });
+    // An error event of the driver nobody listens to is thrown where it is emitted, and ends the process.
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => void uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const session = right(await openSession('s', { store }));
+      right(await session.invalidateFact({ subject: 'task:1', relation: 'summary', at: 1 }));
+      // The pooled connection serves the read; the append's new one is ended as soon as it is ready.
+      proxy.endNext();
+      const [read, added] = await Promise.all([
+        store.read('s', 0),
+        session.invalidateFact({ subject: 'task:2', relation: 'summary', at: 2 }),
+      ]);
+      expect(right(read).position).toBe(1);
+      expect(right(added)).toMatchObject({ line: 2, duplicate: false });
+      expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
+      expect(proxy.ended()).toEqual([proxy.pids()[1]]);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await store.close();
+      await proxy.close();
+    }
   });
 
   it('serves a read and an append on a new connection when the pooled one was closed by idle_session_timeout as the call took it', async () => {

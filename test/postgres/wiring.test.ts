@@ -19,6 +19,7 @@ import { postgresNotesStore, SCHEMA_VERSION } from '../../src/postgres/index.js'
 import { type CliRun, MAIN, ROOT, runCli } from '../cli/runCli.js';
 import { toolCallOf } from '../live/mcp/historyCalls.js';
 import { tempDir } from '../tempDirs.js';
+import { startEndingProxy } from './endingProxy.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
@@ -199,6 +200,37 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
     expect((await run(['db', 'migrate'], agent, cwd)).stdout).toMatch(
       new RegExp(`is at version ${SCHEMA_VERSION}: nothing to do\\n$`, 'u'),
     );
+  });
+
+  it('keeps serving when the server ends a connection as it is made, its ReadyForQuery and its end read at once: the tool call is answered, and recorded once', async () => {
+    // A database of its own: the other tests of this file list the sessions of theirs.
+    const proxy = await startEndingProxy(server());
+    const cwd = tempDir('pg-ended-');
+    const url = await server().createDatabase();
+    const client = await connect(cwd, ['--store', proxy.through(url)], {});
+    const sessionId = 'ended-as-made';
+    try {
+      await structured(client, 'compile_context', { sessionId, taskId: '1', taskPrompt: 'Change src/a.ts' });
+      // The server ends the connections the MCP server holds, and the new one it makes next as soon as it is ready.
+      const held = proxy.pids();
+      await server().admin('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [held]);
+      while ((await server().admin('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [held])).rowCount! > 0)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      proxy.endNext();
+      await structured(client, 'invalidate_fact', { sessionId, subject: 'task:1', relation: 'summary' });
+      await structured(client, 'invalidate_fact', { sessionId, subject: 'task:2', relation: 'summary' });
+      expect(proxy.ended()).toHaveLength(1);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+    const exported = await run(['sessions', 'export', sessionId, '--store', url], {}, cwd);
+    expect(
+      exported.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { type: string }).type),
+    ).toEqual(['prompt', 'invalidate', 'invalidate']);
   });
 
   it('serves the notes ledger as the agents’ role: a tracker on the database records, takes the lease and saves', async () => {
