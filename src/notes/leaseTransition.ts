@@ -26,7 +26,6 @@ import type { LeaseItem, LeaseRequest, QueuedItem } from './leases.js';
 import { idOfKey, selectGlobalFacts, selectSessionFacts, selectSessionNotes, storedKey } from './ledger.js';
 import {
   EMPTY_CONVERSATION,
-  isRead,
   type NotesConversation,
   type NotesState,
   selectConversation,
@@ -297,15 +296,6 @@ export const addToQueue = (state: NotesState, user: string, session: string, ite
   const outgoing = instance === undefined ? item : { ...item, key: `${instance}:${state.issued}` };
   return pump(withLease(named, user, session, { ...lease, outbox: [...lease.outbox, outgoing] }), user, session);
 };
-
-/**
- * A load asked for with leases: the notes are loaded again unless this tracker holds the lease
- * and has read them (then they are its own; a holder whose load failed tries again now).
- */
-export const loadWithLease = (state: NotesState, user: string, session: string): NotesTransition =>
-  selectConversation(state, user, session)?.lease?.held === true && isRead(selectUserStorage(state, user), session)
-    ? [state, []]
-    : reload(state, user, session);
 
 /** The running extraction under the lease settled: apply it, save, and say it is done once the save has. */
 export const extractionSettledWithLease = (state: NotesState, input: NotesExtractionSettled): NotesTransition => {

@@ -447,6 +447,21 @@ export const selectUnreadableRecord = (
   return storage.unreadable.profile === undefined ? undefined : 'profile';
 };
 
+/**
+ * True when a `load` of `user` in `session` has nothing to read: the notes were read and are
+ * readable, and with leases they are this tracker's own, under a lease it holds. Otherwise the
+ * load reads the store again (a record found unreadable may have been repaired, another tracker's
+ * holder may have saved since), and its caller is answered once it has.
+ */
+export const isLoadNeedless = (state: NotesState, user: string, session: string): boolean => {
+  const storage = selectUserStorage(state, user);
+  return (
+    isRead(storage, session) &&
+    selectUnreadableRecord(storage, session) === undefined &&
+    (state.settings.lease === undefined || selectConversation(state, user, session)?.lease?.held === true)
+  );
+};
+
 /** True while an extraction of the conversation runs. A conversation that is none is refused with a TypeError. */
 export const isExtracting = (conversation: NotesConversation): boolean => {
   if (typeof conversation !== 'object' || conversation === null)

@@ -32,7 +32,7 @@ import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } fro
 import {
   initialNotesState,
   isExtracting,
-  isRead,
+  isLoadNeedless,
   type NotesState,
   selectConversation,
   selectUnreadableRecord,
@@ -523,10 +523,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       asynchronously(() => {
         const slot = whenOpen(() => validSlot(user, session));
         if (E.isLeft(slot)) return slot;
-        const storage = selectUserStorage(shell.getState(), user);
-        if (isRead(storage, session) && selectUnreadableRecord(storage, session) === undefined) {
+        if (isLoadNeedless(shell.getState(), user, session)) {
           // Read already: the request still says it is in use (a release asked for earlier is off).
-          // A load that failed read nothing: this one reads the store again.
+          // A load that failed read nothing, and a lease another tracker may hold may have been saved to since: those read the store again.
           run({ type: 'notes/loadRequested', user, session });
           used(user, session);
           return E.right(Promise.resolve(E.right(undefined)));

@@ -30,12 +30,12 @@ import {
   EMPTY_CONVERSATION,
   isExtracting,
   isLoaded,
+  isLoadNeedless,
   isRead,
   type NotesConversation,
   type NotesSettings,
   type NotesState,
   selectConversation,
-  selectUnreadableRecord,
   selectUserStorage,
   withConversation,
   withLedger,
@@ -48,7 +48,6 @@ import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedList
 import {
   addToQueue,
   extractionSettledWithLease,
-  loadWithLease,
   onLeaseAnswered,
   onLeaseWoke,
   onSaveAnsweredWithLease,
@@ -303,12 +302,7 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
       return onProfileRewriteSettled(state, input);
     case 'notes/loadRequested':
       if (!isNotesId(input.user) || !isNotesId(input.session)) return [state, []];
-      // A record found unreadable is read again at each load: it may have been repaired.
-      if (selectUnreadableRecord(selectUserStorage(state, input.user), input.session) !== undefined)
-        return reload(state, input.user, input.session);
-      return state.settings.lease === undefined
-        ? requireLoaded(state, input.user, input.session)
-        : loadWithLease(state, input.user, input.session);
+      return isLoadNeedless(state, input.user, input.session) ? [state, []] : reload(state, input.user, input.session);
     case 'notes/loaded':
       return onLoaded(state, input);
     case 'notes/saved':

@@ -1002,6 +1002,38 @@ describe('trackers sharing a store with leases', () => {
     expect(model.calls).toHaveLength(0);
   });
 
+  it('answers load once it has read what the holder saved, when the store answers later: the context that follows holds it, or the record found unreadable', async () => {
+    const store = memoryNotesStore();
+    // A database answers a load a moment later, never within the call.
+    const later: NotesStore = {
+      ...store,
+      load: async (user, session) => {
+        await sleep(5);
+        return store.load(user, session);
+      },
+    };
+    const complete: CompleteFn = (prompt) => Promise.resolve(answer(...new Set(told(prompt))));
+    const [a, b] = ['a', 'b'].map((holder) =>
+      createNotableFactsTracker({ complete, store: later, holder, leasePollMs: 5 }),
+    );
+    a!.recordUserMessage('maya', 's1', 'one');
+    await within(a!.settled(), 'a');
+    b!.recordUserMessage('maya', 's1', 'two');
+    await within(b!.settled(), 'b');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said two']);
+    // a read s1 before b's save: its load reads the store again, and answers once it has.
+    expect(await within(a!.load('maya', 's1'), 'the load')).toEqual(E.right(undefined));
+    expect(E.map((context: { session: string }) => context.session)(a!.contextFor('maya', 's1'))).toEqual(
+      E.right('NOTED FACTS FROM THIS SESSION:\n[History]\n- Said one\n- Said two'),
+    );
+    // A record made unreadable since a read it: its load says so, rather than answer with what it held.
+    const records = await store.load('maya', 's1');
+    const version = E.isRight(records) ? records.right.session.version : 0;
+    await store.save('maya', { sessions: [{ session: 's1', expected: version, value: { facts: 5 } }] });
+    expect(await within(a!.load('maya', 's1'), 'the load')).toMatchObject(E.left({ code: 'invalid_notes' }));
+    await within(Promise.all([a!.close(), b!.close()]), 'close');
+  });
+
   it('counts each session once when two trackers end the stage of every session of a user at once', async () => {
     const store = memoryNotesStore();
     const complete: CompleteFn = (prompt) => Promise.resolve(answer(...new Set(told(prompt))));

@@ -166,6 +166,23 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     await expectCorrectionSupersedes(store, other);
   });
 
+  it("answers a tracker's load once it has read what another process's holder saved, so the context after it holds that", async () => {
+    const store = await freshStore();
+    const other = postgresNotesStore(await databaseUrl(), { schema: `n${schemas}` });
+    opened.push(other);
+    const [a, b] = [store, other].map((on, i) =>
+      createNotableFactsTracker({ complete: saying, store: on, holder: `server-${i}`, leasePollMs: 20 }),
+    );
+    a!.recordUserMessage('maya', 's1', 'one');
+    right(await a!.settled());
+    b!.recordUserMessage('maya', 's1', 'two');
+    right(await b!.settled());
+    // b's extraction, of its own message, replaced a's list (the model notes the latest message only).
+    right(await a!.load('maya', 's1'));
+    expect(right(a!.contextFor('maya', 's1')).session).toBe('NOTED FACTS FROM THIS SESSION:\n[History]\n- Said two');
+    await Promise.all([a!.close(), b!.close()]);
+  });
+
   it('keeps its tables in the versioned schema, records as JSONB with a version column', async () => {
     const store = await freshStore();
     const saved = await store.save('maya', {
