@@ -16,7 +16,7 @@ import { collapseWhitespace } from '../../base/text.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import type { TokenizerName } from '../../tokens/names.js';
-import { appendToLog, flushLog, LOG_LINE_BREAK, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
+import { appendToLog, flushLog, logLines, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
 import { nameId } from '../session/id.js';
 import type { SessionError } from '../session/model.js';
 import type { SessionStore } from '../session/store.js';
@@ -45,7 +45,7 @@ import {
   type SessionAnswer,
 } from './model.js';
 import { parseHookEvent } from './payload.js';
-import { type DispatchRecord, formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
+import { type DispatchRecord, formatHookRecords, type HookRecord, hookRecordsOf } from './records.js';
 import { selectUnwritten } from './select.js';
 import { applyHookRecords, type DispatchState, foldHookRecords, type HookState } from './state.js';
 import { dispatchRecordOf, hookTransition, missedRecord, withdrawnRecord } from './transition.js';
@@ -377,14 +377,11 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
   const locked = await withLogLock(file, { staleMs }, async (stillLocked): Promise<E.Either<SessionError, Locked>> => {
     const read = await readLog(file, 0);
     if (E.isLeft(read)) return read;
+    // Its lines are read as a log's, a piece at a time, never as one string (the engine makes none
+    // past 512 MiB), so a file damaged past that is read too: a line that is no record is skipped.
+    const lines = logLines(read.right.bytes, true);
     if (read.right.tail > 0) {
-      const moved = await setAsideTail(
-        file,
-        `${file}.set-aside`,
-        read.right.consumed,
-        read.right.text.split(LOG_LINE_BREAK).length,
-        now,
-      );
+      const moved = await setAsideTail(file, `${file}.set-aside`, read.right.consumed, lines.length + 1, now);
       if (E.isLeft(moved)) return moved;
     }
     // A result is noted as sent, with the time the session is about to write its line with,
@@ -400,14 +397,7 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
       noted ||= E.isRight(appended);
       return appended;
     };
-    const turn = await runTurn(
-      foldHookRecords(parseHookRecords(read.right.text)),
-      event,
-      now,
-      settingsOf(options),
-      session,
-      note,
-    );
+    const turn = await runTurn(foldHookRecords(hookRecordsOf(lines)), event, now, settingsOf(options), session, note);
     for (const { failure: said, notice } of turn.said) {
       messages.push(line(said));
       if (notice) notices.push(line(said));

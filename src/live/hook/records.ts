@@ -224,15 +224,18 @@ const parseRecord = (line: string): O.Option<HookRecord> => {
   return parsed.success ? O.some(parsed.data as HookRecord) : O.none;
 };
 
-/**
- * The records of a hooks file's text, in order; lines that are not records are skipped. Its lines
- * break as a log's do, so a line the reader took as complete is never joined to the next one.
- */
-export const parseHookRecords = (text: string): ReadonlyArray<HookRecord> =>
-  text.split(LOG_LINE_BREAK).flatMap((line) => {
+/** The records of a hooks file's lines, in order; lines that are not records are skipped. */
+export const hookRecordsOf = (lines: ReadonlyArray<string>): ReadonlyArray<HookRecord> =>
+  lines.flatMap((line) => {
     const record = parseRecord(line);
     return O.isSome(record) ? [record.value] : [];
   });
+
+/**
+ * The records of a hooks file's text, in order (`hookRecordsOf`). Its lines break as a log's do,
+ * so a line the reader took as complete is never joined to the next one.
+ */
+export const parseHookRecords = (text: string): ReadonlyArray<HookRecord> => hookRecordsOf(text.split(LOG_LINE_BREAK));
 
 /** The text of `records` as the hooks file holds them: one JSON object a line. */
 export const formatHookRecords = (records: ReadonlyArray<HookRecord>): string =>

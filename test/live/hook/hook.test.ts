@@ -8,12 +8,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  appendFileSync,
   existsSync,
   linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
+  truncateSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -944,6 +947,28 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
         ['2', sections[0]],
       ]);
       expect(host.notices).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(process.platform === 'win32')(
+    'reads a hooks file longer than the longest string the engine makes, as a log, and records the result',
+    async () => {
+      const cwd = tempDir('hook-');
+      const env = { CLAUDE_PROJECT_DIR: cwd };
+      const pre = fixture('claude-code', 'pre-tool-use-agent', cwd);
+      expect(await rawRun(JSON.stringify(pre), cwd, env)).toMatchObject({ status: 0, stderr: '' });
+      const log = logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f');
+      const hooks = `${log}.hooks`;
+      // A damaged hooks file: a line of zero bytes past 512 MiB (sparse, so it takes no room on disk).
+      truncateSync(hooks, statSync(hooks).size + 600 * 1024 * 1024);
+      appendFileSync(hooks, '\n');
+      const post = fixture('claude-code', 'post-tool-use-agent', cwd);
+      expect(await rawRun(JSON.stringify(post), cwd, env)).toMatchObject({ status: 0, stdout: '', stderr: '' });
+      // The line no record can be is skipped, as any other: the call's record is read, its result recorded once.
+      const results = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"type":"dispatch"'));
+      expect(results.map((line) => (JSON.parse(line) as { taskId: string }).taskId)).toEqual(['1']);
     },
   );
 
