@@ -30,15 +30,22 @@ export const closedStageMessage = (state: NotesState, user: string | undefined, 
     ? 'the tracker closed before the store answered the save of this end of stage: it was merged in memory, and whether the store holds the merge is unknown'
     : 'the tracker closed before the store took this end of stage: it was not merged';
 
-/** What `close` tells `onError` of each user's changes the store has not confirmed (without leases). */
-export const selectAbandonedMessages = (state: NotesState): ReadonlyArray<string> =>
-  selectUnsaved(state).map(({ user, changes, sessions, profile, sent }) => {
-    const what = [
-      ...sessions.map((session) => `session ${JSON.stringify(session)}`),
-      ...(profile ? ['the profile'] : []),
-    ];
-    const counted = `${changes} change${changes === 1 ? '' : 's'} to the notes of ${JSON.stringify(user)} (${what.join(', ')})`;
-    return sent
-      ? `the tracker closed with ${counted} whose save the store never answered: whether it holds them is unknown, and what it does not hold is lost with the tracker`
-      : `the tracker closed with ${counted} the store did not take: they are lost with the tracker`;
-  });
+/**
+ * What `close` tells `onError` of each user's changes the store has not confirmed and that are
+ * lost with the tracker: without leases, all of them; with leases (`withLeases`), those kept from
+ * a record the store holds unreadable, whose work was said done and left the queue, so no next
+ * holder redoes it (the rest stay in the queue for that holder).
+ */
+export const selectAbandonedMessages = (state: NotesState, withLeases: boolean): ReadonlyArray<string> =>
+  selectUnsaved(state)
+    .filter(({ kept }) => !withLeases || kept)
+    .map(({ user, changes, sessions, profile, sent }) => {
+      const what = [
+        ...sessions.map((session) => `session ${JSON.stringify(session)}`),
+        ...(profile ? ['the profile'] : []),
+      ];
+      const counted = `${changes} change${changes === 1 ? '' : 's'} to the notes of ${JSON.stringify(user)} (${what.join(', ')})`;
+      return sent
+        ? `the tracker closed with ${counted} whose save the store never answered: whether it holds them is unknown, and what it does not hold is lost with the tracker`
+        : `the tracker closed with ${counted} the store did not take: they are lost with the tracker`;
+    });

@@ -57,6 +57,15 @@ export const isSessionSaved = (state: NotesState, user: string, session: string)
   const key = storedKey(session);
   if (storage.saving !== undefined && (storage.saving.sessions.includes(key) || storage.saving.profile)) return false;
   if (!selectTouched(storage).sessions.includes(key)) return true;
+  return isKeptFromStore(storage);
+};
+
+/**
+ * True when the unsaved changes of `storage` wait for no save: one of the records they write is
+ * held unreadable by the store (or the profile waits to be rebuilt from the store's), so they stay
+ * in memory until a load reads it. With leases their work is said done all the same (`isSessionSaved`).
+ */
+export const isKeptFromStore = (storage: NotesUserStorage): boolean => {
   const blocked = blockedBy(storage);
   return storage.saving === undefined && (blocked.sessions.length > 0 || blocked.profile);
 };

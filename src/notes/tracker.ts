@@ -446,10 +446,10 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const whenOpen = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> =>
     closing === undefined ? body() : E.left(failure('closed', 'the tracker is closed: it takes no more work'));
 
-  /** Without leases: tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
+  /** Tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
   const reportAbandoned = (): void => {
-    if (lease !== undefined) return;
-    for (const message of selectAbandonedMessages(shell.getState())) report(failure('closed', message));
+    for (const message of selectAbandonedMessages(shell.getState(), lease !== undefined))
+      report(failure('closed', message));
   };
 
   const close = (): Promise<void> => {

@@ -9,7 +9,7 @@
 import * as PMap from '../persistent/persistentMap.js';
 import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey, storedKey } from './ledger.js';
-import { blockedBy, isSaveStalled } from './storage.js';
+import { blockedBy, isKeptFromStore, isSaveStalled } from './storage.js';
 import { hasUnsaved, isEarlierTurnUnsaved, selectTouched } from './unsaved.js';
 import {
   hasWorkBesidesLeases,
@@ -316,6 +316,8 @@ export const selectUnsaved = (
   readonly profile: boolean;
   /** A save of them was sent and the store has not answered it: whether it holds them is unknown. */
   readonly sent: boolean;
+  /** No save of them is made until a record the store holds unreadable is read (`isKeptFromStore`). */
+  readonly kept: boolean;
 }> => {
   const unsaved: Array<{
     user: string;
@@ -323,6 +325,7 @@ export const selectUnsaved = (
     sessions: ReadonlyArray<string>;
     profile: boolean;
     sent: boolean;
+    kept: boolean;
   }> = [];
   PMap.forEach(state.users, ({ storage }, user) => {
     if (!hasUnsaved(storage)) return;
@@ -333,6 +336,7 @@ export const selectUnsaved = (
       sessions: sessions.map(idOfKey),
       profile,
       sent: storage.saving !== undefined,
+      kept: isKeptFromStore(storage),
     });
   });
   return unsaved;

@@ -85,6 +85,33 @@ const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle`)), 3_000)),
   ]);
 
+/** `store` as a database answers it: a load (and, with `saves`, a save) a moment later, never within the call. */
+const answeringLater = (store: ReturnType<typeof memoryNotesStore>, saves = false): NotesStore => ({
+  ...store,
+  load: async (user, session) => {
+    await sleep(5);
+    return store.load(user, session);
+  },
+  ...(saves
+    ? {
+        save: async (user: string, write: NotesWrite) => {
+          await sleep(5);
+          return store.save(user, write);
+        },
+      }
+    : {}),
+});
+
+/** A model that notes everything its prompt told, at once. */
+const noteAll: CompleteFn = (prompt) => Promise.resolve(answer(...new Set(told(prompt))));
+
+/** The record of maya in `session` edited in `store` into a shape no tracker can read. */
+const makeUnreadable = async (store: NotesStore, session: string): Promise<void> => {
+  const records = await store.load('maya', session);
+  const version = E.isRight(records) ? records.right.session.version : 0;
+  await store.save('maya', { sessions: [{ session, expected: version, value: { facts: 5 } }] });
+};
+
 /**
  * Two trackers on one store with leases (looking again every `leasePollMs` while an end of stage
  * of theirs waits), and `a` holding the lease of (maya, s1) with an extraction of "one" running.
@@ -1004,17 +1031,9 @@ describe('trackers sharing a store with leases', () => {
 
   it('answers load once it has read what the holder saved, when the store answers later: the context that follows holds it, or the record found unreadable', async () => {
     const store = memoryNotesStore();
-    // A database answers a load a moment later, never within the call.
-    const later: NotesStore = {
-      ...store,
-      load: async (user, session) => {
-        await sleep(5);
-        return store.load(user, session);
-      },
-    };
-    const complete: CompleteFn = (prompt) => Promise.resolve(answer(...new Set(told(prompt))));
+    const later = answeringLater(store);
     const [a, b] = ['a', 'b'].map((holder) =>
-      createNotableFactsTracker({ complete, store: later, holder, leasePollMs: 5 }),
+      createNotableFactsTracker({ complete: noteAll, store: later, holder, leasePollMs: 5 }),
     );
     a!.recordUserMessage('maya', 's1', 'one');
     await within(a!.settled(), 'a');
@@ -1027,11 +1046,41 @@ describe('trackers sharing a store with leases', () => {
       E.right('NOTED FACTS FROM THIS SESSION:\n[History]\n- Said one\n- Said two'),
     );
     // A record made unreadable since a read it: its load says so, rather than answer with what it held.
-    const records = await store.load('maya', 's1');
-    const version = E.isRight(records) ? records.right.session.version : 0;
-    await store.save('maya', { sessions: [{ session: 's1', expected: version, value: { facts: 5 } }] });
+    await makeUnreadable(store, 's1');
     expect(await within(a!.load('maya', 's1'), 'the load')).toMatchObject(E.left({ code: 'invalid_notes' }));
     await within(Promise.all([a!.close(), b!.close()]), 'close');
+  });
+
+  it('closes with the changes kept from a record the store holds unreadable reported as closed: said done and out of the queue, they are not lost silently', async () => {
+    const store = memoryNotesStore();
+    const heard: Array<{ code: string; message: string }> = [];
+    const tracker = createNotableFactsTracker({
+      complete: noteAll,
+      store: answeringLater(store, true),
+      holder: 'a',
+      leasePollMs: 5,
+      onError: (problem) => heard.push(problem),
+    });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    await within(tracker.settled(), 'the first message');
+    // The row edited by hand into a shape no tracker can read.
+    await makeUnreadable(store, 's1');
+    for (const text of ['two', 'three', 'four', 'five']) {
+      tracker.recordUserMessage('maya', 's1', text);
+      await within(tracker.settled(), `message ${text}`);
+    }
+    expect(heard.map(({ code }) => code)).toEqual(['invalid_notes']);
+    await within(tracker.close(), 'close');
+    // The work was said done: no other holder redoes it, so close says what it drops.
+    const queue = await store.leases!.lease('maya', 's1', { holder: 'b', ttlMs: 1_000 });
+    expect(E.isRight(queue) && queue.right.queue).toEqual([]);
+    expect(heard.slice(1)).toEqual([
+      {
+        code: 'closed',
+        message:
+          'the tracker closed with 4 changes to the notes of "maya" (session "s1") the store did not take: they are lost with the tracker',
+      },
+    ]);
   });
 
   it('counts each session once when two trackers end the stage of every session of a user at once', async () => {
