@@ -152,9 +152,15 @@ const checkedWrite = (user: string, given: unknown): E.Either<NotesStoreFailure,
   return E.right(write);
 };
 
-/** A failure of the database as the port's: a save whose outcome is unknown is a `conflict` (read again), anything else `unavailable`. */
+/**
+ * A failure of the database as the port's: a call whose outcome is unknown is a `conflict` (read
+ * again), anything else `unavailable`, its message led by the database's code where that says
+ * more than the port's (a conflict's is the port's own: said once, not `conflict: conflict: ...`).
+ */
 export const notesFailure = (failed: PostgresFailure): NotesStoreFailure =>
-  storeFailure(failed.code === 'conflict' ? 'conflict' : 'unavailable', `${failed.code}: ${failed.message}`);
+  failed.code === 'conflict'
+    ? storeFailure('conflict', failed.message)
+    : storeFailure('unavailable', `${failed.code}: ${failed.message}`);
 
 /** A store whose every call fails with `error`: what a URL that is not one gives. */
 const failingStore = (error: PostgresFailure): PostgresNotesStore => {

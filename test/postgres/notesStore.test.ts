@@ -71,6 +71,36 @@ const right = <T>(result: E.Either<NotesTrackerFailure, T>): T => {
   return result.right;
 };
 
+/** Where a statement's connection is lost: before it is sent, once the server answered it, or not at all. */
+type Cut = 'before' | 'after' | undefined;
+
+/**
+ * A pool of one connection to `url` whose clients lose it as a killed connection does, where the
+ * cut each client is given (`cutFor()`, which sees each statement) says.
+ */
+const cuttingPool = (url: string, cutFor: () => (statement: unknown) => Cut): pg.Pool => {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => undefined);
+  const connect = pool.connect.bind(pool);
+  pool.connect = (async () => {
+    const client = await connect();
+    const query = client.query.bind(client) as (statement: unknown) => Promise<unknown>;
+    const cut = cutFor();
+    client.query = (async (statement: unknown) => {
+      const where = cut(statement);
+      if (where === undefined) return query(statement);
+      if (where === 'after') await query(statement);
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      throw new Error('Connection terminated unexpectedly');
+    }) as typeof client.query;
+    return client;
+  }) as typeof pool.connect;
+  return pool;
+};
+
+/** The name of a prepared statement, if `statement` is one. */
+const nameOf = (statement: unknown): unknown => (statement as { name?: unknown } | undefined)?.name;
+
 describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store', () => {
   describeNotesStoreConformance('postgresNotesStore', freshStore);
   describeNotesLeaseConformance(
@@ -555,6 +585,25 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     expect(E.isLeft(refused) && refused.left.message).toMatch(/^store_url: /u);
   });
 
+  it('answers a lease call whose connection was killed before the answer as a conflict, its code said once', async () => {
+    const url = await databaseUrl();
+    // A pool whose clients lose their connection as the lease call is sent.
+    const pool = cuttingPool(url, () => (statement) => {
+      const name = nameOf(statement);
+      return typeof name === 'string' && /\.notes_lease/u.test(name) ? 'before' : undefined;
+    });
+    const store = postgresNotesStore(pool, { schema: 'killed_lease', retryMs: 0 });
+    const leased = await store.leases.lease('maya', 's1', { holder: 'a', ttlMs: 1_000, add: [{ kind: 'message' }] });
+    await store.close();
+    await pool.end();
+    expect(E.isLeft(leased) && leased.left).toEqual({
+      code: 'conflict',
+      message: expect.stringMatching(
+        /^the connection to \S+ ended before the server answered \(.*Connection terminated unexpectedly.*\): the change may have been written/u,
+      ),
+    });
+  });
+
   it('answers a save whose commit landed but whose answer was lost as saved, and one whose commit never came as a conflict', async () => {
     const url = await databaseUrl();
     /**
@@ -562,26 +611,16 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
      * record: after the server committed it, or before it was sent. (On a caller's pool every
      * call of the store is a transaction, which the other COMMITs end.)
      */
-    const losing = (committed: boolean): pg.Pool => {
-      const pool = new pg.Pool({ connectionString: url, max: 1 });
-      pool.on('error', () => undefined);
-      const connect = pool.connect.bind(pool);
-      pool.connect = (async () => {
-        const client = await connect();
-        const query = client.query.bind(client) as (statement: unknown) => Promise<unknown>;
+    const losing = (committed: boolean): pg.Pool =>
+      cuttingPool(url, () => {
         let wrote = false;
-        client.query = (async (statement: unknown) => {
-          const name = (statement as { name?: unknown } | undefined)?.name;
+        return (statement) => {
+          const name = nameOf(statement);
           if (typeof name === 'string' && /\.notes_(insert|update)_/u.test(name)) wrote = true;
-          if (statement !== 'COMMIT' || !wrote) return query(statement);
-          if (committed) await query(statement);
-          (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-          throw new Error('Connection terminated unexpectedly');
-        }) as typeof client.query;
-        return client;
-      }) as typeof pool.connect;
-      return pool;
-    };
+          if (statement !== 'COMMIT' || !wrote) return undefined;
+          return committed ? 'after' : 'before';
+        };
+      });
     const value = { facts: [{ category: 'food', fact: 'likes tea' }] };
     const write = { sessions: [{ session: 'chat', value, expected: 0 }], profile: { value, expected: 0 } };
     const landed = losing(true);
@@ -594,7 +633,10 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const never = losing(false);
     const other = postgresNotesStore(never, { schema: 'lost_answer', retryMs: 0 });
     const lost = await other.save('maya', { sessions: [{ session: 'chat', value: {}, expected: 1 }] });
-    expect(E.isLeft(lost) && lost.left.code).toBe('conflict');
+    expect(E.isLeft(lost) && lost.left).toEqual({
+      code: 'conflict',
+      message: expect.stringMatching(/^the connection to \S+ ended before the server answered \(/u),
+    });
     await other.close();
     await never.end();
     const reader = postgresNotesStore(url, { schema: 'lost_answer' });
