@@ -302,7 +302,7 @@ export const openDatabase = (
             : {
                 ...failure(
                   'conflict',
-                  `the connection to ${location} ended before the server answered (${failed.message}): the change may have been written; read the log again`,
+                  `the connection to ${location} ended before the server answered (${failed.message}): the change may have been written: read what the store holds again`,
                 ),
                 unanswered: true,
               },
