@@ -45,8 +45,12 @@ const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 export const temporaryName = (file: string): string =>
   `${file}.${process.pid}.${Date.now().toString(36)}${randomBytes(6).toString('hex')}.tmp`;
 
-/** The temporary files `writeFileAtomic` makes: what a killed writer may leave behind. */
-const TEMPORARY = /\.\d+\.[0-9a-z]+\.tmp$/u;
+/**
+ * The temporary files `writeFileAtomic` makes, by what follows `FILE.` (`PID.STAMP.tmp`): what a
+ * killed writer may leave behind. Matched whole, so that a file of another name that merely
+ * starts with `FILE.` (a session `{id}.jsonl.hooks.x` beside `{id}.jsonl.hooks`) is never one.
+ */
+export const TEMPORARY_SHAPE = /^\d+\.[0-9a-z]+\.tmp$/u;
 
 /** Writes all of `bytes` (a write may take fewer than asked). */
 const writeAll = (fd: number, bytes: Buffer): void => {
@@ -171,14 +175,17 @@ export const writeFileIfMissing = (
 
 /**
  * Removes the temporary files that writers killed mid-write left next to `names` in
- * `directory`: those older than `olderThanMs` (a stale lock's age: a live writer renames its
- * file within milliseconds, and holds the lock meanwhile). Call it holding the lock; best effort.
+ * `directory`: the regular files named `NAME.` and what one of `shapes` matches whole (by
+ * default `TEMPORARY_SHAPE`), older than `olderThanMs` (a stale lock's age: a live writer renames
+ * its file within milliseconds, and holds the lock meanwhile). A link is never followed nor
+ * removed. Call it holding the lock; best effort.
  */
 export const removeStaleTemporaries = (
   directory: string,
   names: ReadonlyArray<string>,
   now: number,
   olderThanMs: number,
+  shapes: ReadonlyArray<RegExp> = [TEMPORARY_SHAPE],
 ): void => {
   let entries: string[];
   try {
@@ -188,7 +195,9 @@ export const removeStaleTemporaries = (
     return;
   }
   for (const entry of entries) {
-    if (!TEMPORARY.test(entry) || !names.some((name) => entry.startsWith(`${name}.`))) continue;
+    const isLeftover = (name: string): boolean =>
+      entry.startsWith(`${name}.`) && shapes.some((shape) => shape.test(entry.slice(name.length + 1)));
+    if (!names.some(isLeftover)) continue;
     const file = join(directory, entry);
     try {
       const stat = lstatSync(file, { throwIfNoEntry: false });

@@ -30,7 +30,7 @@ import {
 } from '../session/session.js';
 import { selectCompaction } from './compact.js';
 import { needsNoFiles } from './decide.js';
-import { writeHooksFile } from './file.js';
+import { removeHooksFileLeftovers, writeHooksFile } from './file.js';
 import {
   type ActiveHookEvent,
   type CompileEffect,
@@ -375,6 +375,8 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
   const messages: string[] = [];
   const notices: string[] = [];
   const locked = await withLogLock(file, { staleMs }, async (stillLocked): Promise<E.Either<SessionError, Locked>> => {
+    // A compaction killed halfway leaves its temporary file: no other turn is busy under the lock.
+    removeHooksFileLeftovers(file, now, staleMs);
     const read = await readLog(file, 0);
     if (E.isLeft(read)) return read;
     // Its lines are read as a log's, a piece at a time, never as one string (the engine makes none
