@@ -2,11 +2,24 @@
  * How `fact-tracker init` writes the settings: through temporary files of its own, never someone
  * else's; every file or none when a write fails; and with the permission bits the files had.
  */
-import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { killedMidWrite, LONG_TEXT_EXPRESSION } from '../killedMidWrite.js';
 import { tempDir } from '../tempDirs.js';
 import { runCliHere, runCliUnder } from './runCli.js';
+
+const WRITE_TOGETHER_JS = fileURLToPath(new URL('../../dist/cli/init/writeTogether.js', import.meta.url));
 
 const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
 
@@ -136,5 +149,30 @@ describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
     const fresh = tempDir('init-write-');
     expect((await initUnder('umask 027', fresh, 'codex')).status).toBe(0);
     expect(statSync(join(fresh, '.codex', 'config.toml')).mode & 0o777).toBe(0o640);
+  });
+
+  it('removes what a run killed mid-write left beside the files once older than the lock’s stale time, never younger', async () => {
+    const project = tempDir('init-killed-');
+    mkdirSync(join(project, '.claude'));
+    const settings = join(project, '.claude', 'settings.json');
+    const killed = await killedMidWrite(
+      settings,
+      WRITE_TOGETHER_JS,
+      'writeTogether',
+      `write([{ path: 'settings.json', absolute: file, text: ${LONG_TEXT_EXPRESSION} }], () => ({ _tag: 'Right', right: true }));`,
+    );
+    expect(killed).toEqual([expect.stringMatching(/^settings\.json\.\d+\.[0-9a-z]+\.tmp$/u)]);
+    // What git add -A would commit: the partial file, and one beside .mcp.json, by hand, as old.
+    const stale = (Date.now() - 120_000) / 1000;
+    const leftover = join(project, '.claude', killed[0]!);
+    const mcp = join(project, '.mcp.json.999999.k0a1b2c3.tmp');
+    writeFileSync(mcp, '{');
+    for (const file of [leftover, mcp]) utimesSync(file, stale, stale);
+    // One a live run may be writing, younger than the stale time, stays.
+    const young = `${settings}.999999.${Date.now().toString(36)}0a1b2c3d4e5f.tmp`;
+    writeFileSync(young, '{');
+    expect((await init(project, 'claude')).status).toBe(0);
+    expect([leftover, mcp, young].map((file) => existsSync(file))).toEqual([false, false, true]);
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toHaveProperty('hooks');
   });
 });

@@ -54,7 +54,7 @@ import {
   unreadStoreRefusal,
   sameStore,
 } from '../init/existing.js';
-import { type FileToWrite, writeTogether } from '../init/writeTogether.js';
+import { type FileToWrite, removeStaleStaged, writeTogether } from '../init/writeTogether.js';
 import { chooseStore, holdsPassword, STORE_VARIABLE } from '../store.js';
 
 /**
@@ -444,6 +444,8 @@ const writeSettings = (
     if (E.isLeft(one)) return one;
     planned.push(one.right);
   }
+  // Each path was checked (no link on the way): what a run killed mid-write left beside a file goes.
+  removeStaleStaged(planned, Date.now(), INIT_LOCK.staleMs);
   for (const warning of [
     droppedWarning(`the fact-tracker hook commands of ${hooksFile(command.host)}`, true, hookOptions),
     droppedWarning(`the fact-tracker server of ${serverFile(command.host)}`, false, serverOptions),

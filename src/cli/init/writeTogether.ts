@@ -18,10 +18,10 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describeFileFailure, fileErrorCode } from '../../node/fileFailure.js';
-import { temporaryName } from '../../node/atomicWrite.js';
+import { removeStaleTemporaries, temporaryName } from '../../node/atomicWrite.js';
 import { isOutsideFailure } from '../boundary.js';
 
 /** One file to write whole. */
@@ -138,6 +138,16 @@ const renameInto = (temporary: string, file: FileToWrite): E.Either<string, void
     if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot write ${file.path}: ${describeFileFailure(error)}`);
   }
+};
+
+/**
+ * Removes the temporary files that runs killed halfway left beside `files` (`FILE.PID.STAMP.tmp`,
+ * which `git add -A` would commit), once older than the lock's stale time `staleMs` at `now`: a
+ * live run holds the lock while its own are there. Never a link, nor through one: call it with
+ * files whose folders were checked, holding the lock. Best effort.
+ */
+export const removeStaleStaged = (files: ReadonlyArray<FileToWrite>, now: number, staleMs: number): void => {
+  for (const file of files) removeStaleTemporaries(dirname(file.absolute), [basename(file.absolute)], now, staleMs);
 };
 
 /** How a failure's line ends: nothing was written, or these files were. */
