@@ -1,6 +1,5 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
 import { fstatSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import { isatty } from 'node:tty';
 import {
@@ -19,6 +18,7 @@ import { number } from '../base/count.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodeBytes } from '../core/history/encoding.js';
 import type { Failure } from '../base/failure.js';
+import { removeStaleTemporaries, TEMPORARY_SHAPE, temporaryName } from '../node/atomicWrite.js';
 import { drained } from '../node/drain.js';
 import { NO_WORKING_DIRECTORY } from '../live/session/project.js';
 import { withFileLock } from '../node/lock.js';
@@ -172,7 +172,7 @@ const currentDirectory = (): string | undefined => {
  * it is not followed), so nobody who can write the directory can make the write land elsewhere.
  */
 const writeText = async (file: string, text: string, mode = 0o644): Promise<E.Either<string, void>> => {
-  const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
+  const temporary = temporaryName(file);
   let created = false;
   try {
     const handle = await open(temporary, 'wx', mode);
@@ -199,6 +199,9 @@ const writeText = async (file: string, text: string, mode = 0o644): Promise<E.Ei
 
 /** How long `updateText` waits for another process's update of the file, and when its lock counts as abandoned. */
 const UPDATE_LOCK = { staleMs: 10_000, waitMs: 60_000 } as const;
+
+/** The temporary file of an update by an earlier release, `FILE.RANDOM.tmp` (16 hexadecimal digits), past `FILE.`. */
+const EARLIER_TEMPORARY = /^[0-9a-f]{16}\.tmp$/u;
 
 /** The text of FILE, undefined when it does not exist. */
 const readExisting = async (file: string): Promise<E.Either<string, string | undefined>> => {
@@ -337,6 +340,12 @@ const updateText = async (
     // Again under the lock: what is there now is what is replaced.
     const target = await updateTarget(path);
     if (E.isLeft(target)) return target;
+    // What updates killed mid-write left beside the file, in its real folder (`path` is resolved):
+    // a live update holds the lock, and renames its own within its stale time.
+    removeStaleTemporaries(dirname(path), [basename(path)], Date.now(), UPDATE_LOCK.staleMs, [
+      TEMPORARY_SHAPE,
+      EARLIER_TEMPORARY,
+    ]);
     const current = await readExisting(path);
     if (E.isLeft(current)) return current;
     const next = update(current.right);
