@@ -147,7 +147,14 @@ const stepsSql = (s: string, from: number): ReadonlyArray<string> => {
     RAISE EXCEPTION '${encodingRefusal('%').replace(/'/gu, "''")}', current_setting('server_encoding') USING ERRCODE = 'FT002';
   END IF;
 END $encoding$;`,
-    `CREATE SCHEMA IF NOT EXISTS ${q};`,
+    // Made only when missing: CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database even
+    // when the schema is there, which its owner needs no more to migrate it (an administrator may
+    // make the schema for a role that may not make schemas).
+    `DO $schema$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '${s}') THEN
+    CREATE SCHEMA ${q};
+  END IF;
+END $schema$;`,
     `CREATE TABLE IF NOT EXISTS ${q}.migrations (
   version integer PRIMARY KEY,
   description text NOT NULL,
@@ -289,7 +296,7 @@ export const ensureSchema = async (
       db.transaction(client, async () => {
         // The version is read again under the lock: a process that migrated while this one waited
         // for it did the work, and this one has nothing left to do (nor the right to, as an
-        // agents' role: even CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database).
+        // agents' role: even CREATE TABLE IF NOT EXISTS asks for CREATE on the schema).
         await client.query(lockSql(db.schema));
         const from = await versionInTransaction(client, db.schema);
         if (from < SCHEMA_VERSION) {

@@ -1064,6 +1064,31 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     await readOnly.close();
   });
 
+  it('migrates a schema an administrator made for its owner, who may not create schemas in the database: by migrate, first use and the printed SQL', async () => {
+    const url = await databaseUrl();
+    const name = `owner${Date.now() % 100_000}`;
+    await server().admin(`CREATE ROLE ${name} LOGIN PASSWORD 'owner-Pw'`);
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    // CONNECT only on the database (PUBLIC's), each schema made for the owner by the administrator.
+    for (const schema of ['owned_migrated', 'owned_first_use', 'owned_printed'])
+      await admin.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${name}`);
+    await admin.end();
+    const asOwner = server().url(new URL(url).pathname.slice(1), name, 'owner-Pw');
+    expect(right(await migrate(asOwner, { schema: 'owned_migrated' }))).toMatchObject({ from: 0, to: SCHEMA_VERSION });
+    const store = postgresSessionStore(asOwner, { schema: 'owned_first_use' });
+    opened.push(store);
+    expect(right(await store.append('s', 0, ['{}'])).position).toBe(1);
+    const owner = new pg.Client({ connectionString: asOwner });
+    await owner.connect();
+    try {
+      await owner.query(schemaSql({ schema: 'owned_printed' }));
+      await owner.query(schemaSql({ schema: 'owned_printed' }));
+    } finally {
+      await owner.end();
+    }
+    expect(right(await schemaVersion(asOwner, { schema: 'owned_printed' }))).toBe(SCHEMA_VERSION);
+  });
+
   it('lets a role that may not create the schema go on once the owner’s migration it waited for is committed', async () => {
     const url = await databaseUrl();
     const name = `agent${Date.now() % 100_000}`;
