@@ -7,7 +7,11 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
+import { readSessionText } from '../../src/cli/commands/storedSession.js';
+import { memorySessionStore } from '../../src/live/session/memoryStore.js';
+import type { SessionStore, StoredLine } from '../../src/live/session/store.js';
 import { MAIN, projectWithSessions, ROOT, runCli, runCliHere } from './runCli.js';
 
 /** Runs `fact-tracker ...args` in `cwd` with its standard output as bytes. */
@@ -191,5 +195,39 @@ describe('fact-tracker sessions', () => {
       `fact-tracker sessions: io: session web in ${sessions} was not deleted: ${join(sessions, 'web.jsonl')}.lock is a file, not a lock (a writer's lock is a folder it makes and removes): remove it and try again\n`,
     ]);
     expect(readdirSync(sessions).sort()).toEqual(['web.jsonl', 'web.jsonl.lock', 'web.jsonl.snapshot']);
+  });
+
+  it("exports a database's session whose rows were edited by hand to number lines past what one text holds, blank lines in bounded pieces, numbered as the store numbers them", async () => {
+    // A line moved to 600,000,000 and the session's count set to the most a log holds, by SQL:
+    // the gaps are more blank lines than the longest text Node makes (536,870,888 characters).
+    const lines: StoredLine[] = [
+      { line: 1, text: '{"type":"prompt","taskId":"1","taskPrompt":"a"}' },
+      { line: 3, text: '{"type":"prompt","taskId":"2","taskPrompt":"b"}' },
+      { line: 600_000_000, text: '{"type":"prompt","taskId":"3","taskPrompt":"c"}' },
+    ];
+    const position = 2 ** 31 - 1;
+    const store: SessionStore = {
+      ...memorySessionStore(),
+      location: 'postgres://db/memory',
+      read: () => Promise.resolve(E.right({ exists: true, restarted: false, lines, position, torn: false })),
+    };
+    const text = await readSessionText(store, undefined, 'edited');
+    if (E.isLeft(text)) throw new Error(text.left);
+    const found: StoredLine[] = [];
+    let line = 1;
+    let longest = 0;
+    for (const piece of text.right) {
+      if (typeof piece !== 'string') throw new Error('a database session is exported as text');
+      longest = Math.max(longest, piece.length);
+      if (/^\n*$/u.test(piece)) line += piece.length;
+      else
+        for (const part of piece.slice(0, -1).split('\n')) {
+          if (part !== '') found.push({ line, text: part });
+          line += 1;
+        }
+    }
+    expect(found).toEqual(lines);
+    expect(line - 1).toBe(position);
+    expect(longest).toBeLessThanOrEqual(1 << 20);
   });
 });

@@ -102,22 +102,36 @@ function* piecesOf(bytes: Buffer): Generator<Buffer> {
   }
 }
 
+/** `count` blank lines, in pieces of at most `PIECE`: a gap of a billion lines is never one text. */
+function* blankLines(count: number): Generator<string> {
+  const whole = '\n'.repeat(Math.max(0, Math.min(count, PIECE)));
+  for (let left = count; left > 0; left -= PIECE) yield left >= PIECE ? whole : whole.slice(0, left);
+}
+
 /**
- * `lines` up to line `position` as the text of a history, a batch of lines a piece: a blank
- * line wherever the store numbers a line it does not list, so the text's lines are numbered
- * as the store numbers them.
+ * `lines` up to line `position` as the text of a history, a batch of lines a piece: blank
+ * lines wherever the store numbers a line it does not list (however many a row edited by hand
+ * leaves, each run of them in bounded pieces), so the text's lines are numbered as the store
+ * numbers them.
  */
 function* historyPieces(lines: ReadonlyArray<StoredLine>, position: number): Generator<string> {
   let previous = 0;
   for (let start = 0; start < lines.length; start += BATCH) {
     let piece = '';
     for (const { line, text } of lines.slice(start, start + BATCH)) {
-      piece += `${'\n'.repeat(line - previous - 1)}${text}\n`;
+      const gap = line - previous - 1;
+      if (gap < PIECE) piece += '\n'.repeat(gap);
+      else {
+        if (piece !== '') yield piece;
+        yield* blankLines(gap);
+        piece = '';
+      }
+      piece += `${text}\n`;
       previous = line;
     }
     yield piece;
   }
-  if (position > previous) yield '\n'.repeat(position - previous);
+  yield* blankLines(position - previous);
 }
 
 /**
