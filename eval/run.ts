@@ -30,8 +30,8 @@
  * Usage: see USAGE below (`npm run eval -- --help`). A bad option exits 2, a history that cannot
  * be read exits 1, each with one line on stderr.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
   DEFAULT_MAX_FACTS,
@@ -82,15 +82,25 @@ const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] 
   --json           print the tables (and the fitted ranking, with --fit, and the labels
                    missed, with --misses) as JSON
   --json-file FILE also write that JSON to FILE, whatever is printed: a run's tables to read
-                   and its figures to keep, from one run (a full one takes minutes)
+                   and its figures to keep, from one run (a full one takes minutes); its
+                   folder must exist
   --misses         list every label the defaults miss, with its rank and why it was left out
   --no-ablations   skip the ablations (each signal switched off in turn), the slowest table
   --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
                    default ../shared/realworld beside the project, skipped with a note when
-                   absent (a DIR given must exist)
+                   absent (a DIR given must hold one of them)
   --layout LAYOUT  the section's layout, lines (the default) or grouped, for every table of the
                    library's sections (the fits are the same: they simulate one line per fact)
   --help           print this`;
+
+/** True when `path` is a folder (false when absent, or under a file: ENOTDIR). */
+const isFolder = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /** Ends the run with one line on stderr (no stack trace: a wrong option or a bad file is the user's to fix). */
 const fail = (message: string, status: number): never => {
@@ -131,6 +141,18 @@ const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
 // The default folder may be absent (the run then says so); a folder named is meant to be there.
 if (options.realworld !== undefined && !existsSync(realworld)) fail(`--realworld ${realworld} is absent\n${USAGE}`, 2);
+// A folder one level off (its histories/ itself) or a file would give no real history, unsaid.
+if (options.realworld !== undefined && !['histories', 'scale'].some((group) => isFolder(join(realworld, group))))
+  fail(`--realworld ${realworld} holds neither histories/ nor scale/\n${USAGE}`, 2);
+/** Why `--json-file` cannot be written, known before the run rather than after its minutes. */
+const unwritable = (file: string): string | undefined => {
+  if (isFolder(file)) return 'it is a folder';
+  const folder = dirname(resolve(file));
+  return isFolder(folder) ? undefined : `there is no folder ${folder}`;
+};
+const jsonFileProblem = options['json-file'] === undefined ? undefined : unwritable(options['json-file']);
+if (jsonFileProblem !== undefined)
+  fail(`cannot write --json-file ${options['json-file']}: ${jsonFileProblem}\n${USAGE}`, 2);
 const notes: string[] = [];
 /** The histories of `dir`, or the end of the run when one cannot be read or replayed. */
 const load = (dir: string, group: Parameters<typeof loadHistories>[1]): History[] => {

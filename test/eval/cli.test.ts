@@ -65,6 +65,40 @@ describe('npm run eval, on bad input', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /u);
   });
 
+  it('a --realworld that holds neither histories/ nor scale/ exits 2 naming it, before any history is replayed', () => {
+    const empty = tempDir('eval-empty-');
+    const histories = join(tempDir('eval-one-level-'), 'histories');
+    mkdirSync(histories);
+    writeFileSync(join(histories, 'jq.jsonl'), '');
+    const file = join(tempDir('eval-file-'), 'realworld');
+    writeFileSync(file, '');
+    // A folder one level off (its histories/ itself) or a file: taken as data, every real history was skipped unsaid.
+    for (const dir of [empty, histories, file]) {
+      const run = evaluate({ timeout: 30_000 }, '--realworld', dir);
+      expect(run.status).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(`npm run eval: --realworld ${dir} holds neither histories/ nor scale/`);
+      expect(run.stderr).toContain('Usage: npm run eval');
+      expect(run.stderr).not.toContain('hand-written');
+      expect(run.stderr).not.toMatch(/\n\s+at /u);
+    }
+  });
+
+  it('a --json-file that cannot be written exits 2 naming it, before any history is replayed', () => {
+    const dir = tempDir('eval-json-');
+    // The document is written at the end: found then, a full run of minutes was lost.
+    for (const [file, why] of [
+      [join(dir, 'absent', 'eval.json'), `there is no folder ${join(dir, 'absent')}`],
+      [dir, 'it is a folder'],
+    ] as const) {
+      const run = evaluate({ timeout: 30_000 }, '--json-file', file);
+      expect(run.status).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(`npm run eval: cannot write --json-file ${file}: ${why}`);
+      expect(run.stderr).toContain('Usage: npm run eval');
+      expect(run.stderr).not.toContain('hand-written');
+      expect(run.stderr).not.toMatch(/\n\s+at /u);
+    }
+  });
+
   it('a real history that cannot be replayed exits 1 naming its folder and line, with no stack trace', () => {
     const realworld = tempDir('eval-bad-');
     mkdirSync(join(realworld, 'histories'));
