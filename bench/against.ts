@@ -72,8 +72,11 @@ if (options.help) {
 }
 
 const THIS_CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+// Empty, the base would be the working folder: this build timed against itself.
 const BASE_CLI =
-  options.base === undefined ? refuse('--base=DIR is required') : resolve(options.base, 'dist/cli/main.js');
+  options.base === undefined || options.base === ''
+    ? refuse('--base=DIR is required')
+    : resolve(options.base, 'dist/cli/main.js');
 if (!existsSync(BASE_CLI)) refuse(`${BASE_CLI} is missing: build the base first`);
 /** Digits only: \`Number\` alone took \`0x10\`, \`1e3\` and \` 5\` as counts. */
 const count = (name: string, value: string): number =>
