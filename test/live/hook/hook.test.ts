@@ -960,7 +960,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       const log = logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f');
       const hooks = `${log}.hooks`;
       // A damaged hooks file: a line of zero bytes past 512 MiB (sparse, so it takes no room on disk).
-      truncateSync(hooks, statSync(hooks).size + 600 * 1024 * 1024);
+      truncateSync(hooks, statSync(hooks).size + 513 * 1024 * 1024);
       appendFileSync(hooks, '\n');
       const post = fixture('claude-code', 'post-tool-use-agent', cwd);
       expect(await rawRun(JSON.stringify(post), cwd, env)).toMatchObject({ status: 0, stdout: '', stderr: '' });
