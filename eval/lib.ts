@@ -4,7 +4,7 @@
  * (ranking is a query-time choice), so a history is replayed once and every setting is a pure
  * function call per prompt: a grid of settings costs retrievals, not replays.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
   createFactTracker,
@@ -226,6 +226,15 @@ export const replayLabeled = (
     }
   }
   return { name, group, prompts, commits };
+};
+
+/** True when `path` is a folder (false when absent, or under a file: ENOTDIR). */
+export const isFolder = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 };
 
 /** The `.jsonl` histories of a folder, in name order (none when the folder is absent). */

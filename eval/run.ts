@@ -9,8 +9,9 @@
  * - `<realworld>/scale/`: long sessions labeled the same way.
  *
  * `<realworld>` is `../shared/realworld` beside the project unless `--realworld DIR` says
- * otherwise; when it is absent those histories are skipped with a note. The data is read where it
- * is, never copied into the project.
+ * otherwise; when it, or one of its two folders, is absent or holds no history, what it would give
+ * is skipped with a note (on stderr at once, and in the report). The data is read where it is,
+ * never copied into the project.
  *
  * The report, per history and overall:
  * 1. the library at its defaults (`fact-tracker replay`), the seed design's retriever, the recency
@@ -30,7 +31,7 @@
  * Usage: see USAGE below (`npm run eval -- --help`). A bad option exits 2, a history that cannot
  * be read exits 1, each with one line on stderr.
  */
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
@@ -47,6 +48,8 @@ import {
   addTally,
   emptyTally,
   type History,
+  historyFiles,
+  isFolder,
   libraryRetriever,
   loadHistories,
   queryOf,
@@ -87,20 +90,11 @@ const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] 
   --misses         list every label the defaults miss, with its rank and why it was left out
   --no-ablations   skip the ablations (each signal switched off in turn), the slowest table
   --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
-                   default ../shared/realworld beside the project, skipped with a note when
-                   absent (a DIR given must hold one of them)
+                   default ../shared/realworld beside the project; each skipped with a note
+                   when absent or empty (a DIR given must hold one of them)
   --layout LAYOUT  the section's layout, lines (the default) or grouped, for every table of the
                    library's sections (the fits are the same: they simulate one line per fact)
   --help           print this`;
-
-/** True when `path` is a folder (false when absent, or under a file: ENOTDIR). */
-const isFolder = (path: string): boolean => {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-};
 
 /** Ends the run with one line on stderr (no stack trace: a wrong option or a bad file is the user's to fix). */
 const fail = (message: string, status: number): never => {
@@ -168,12 +162,25 @@ const progress = (what: string): void => {
   process.stderr.write(`${((performance.now() - started) / 1000).toFixed(0)} s: ${what}\n`);
 };
 
+/** A note for the report (before the tables, and in the JSON document), said on stderr at once too. */
+const note = (text: string): void => {
+  notes.push(text);
+  process.stderr.write(`Note: ${text}\n`);
+};
 const hand = load(join(root, 'eval', 'histories'), 'hand');
 const present = existsSync(realworld);
-if (!present) notes.push(`${realworld} is absent: the real and long histories are skipped.`);
-const real = present ? load(join(realworld, 'histories'), 'real') : [];
+if (!present) note(`${realworld} is absent: the real and long histories are skipped.`);
+/** One group of the real-world folder, with a note when it has none (a copy with one group was read as both, unsaid). */
+const loadGroup = (folder: 'histories' | 'scale', group: 'real' | 'long', what: string): History[] => {
+  const dir = join(realworld, folder);
+  const empty = isFolder(dir) && historyFiles(dir).length === 0;
+  if (present && (empty || !existsSync(dir)))
+    note(`${dir} ${empty ? 'holds no .jsonl file' : 'is absent'}: the ${what} are skipped.`);
+  return present ? load(dir, group) : [];
+};
+const real = loadGroup('histories', 'real', 'real histories');
 progress(`read ${hand.length} hand-written and ${real.length} real histories`);
-const long = present ? load(join(realworld, 'scale'), 'long') : [];
+const long = loadGroup('scale', 'long', 'long sessions');
 progress(`read ${long.length} long sessions`);
 const core = [...hand, ...real];
 

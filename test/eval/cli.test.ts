@@ -110,6 +110,69 @@ describe('npm run eval, on bad input', () => {
   });
 });
 
+/** A labeled history of two tasks, the second asking for the file the first changed. */
+const TINY_HISTORY = [
+  { type: 'prompt', taskId: '1', at: '2026-03-09T13:30:00Z', taskPrompt: 'Add the parser' },
+  {
+    type: 'dispatch',
+    role: 'implementer',
+    taskId: '1',
+    at: '2026-03-09T13:40:00Z',
+    result: { task_id: '1', status: 'completed', summary: 'Added the parser', files_changed: ['src/parser.ts'] },
+  },
+  {
+    type: 'prompt',
+    taskId: '2',
+    at: '2026-03-09T14:30:00Z',
+    taskPrompt: 'Fix the parser',
+    expect: [{ subject: 'src/parser.ts', relation: 'modified_by', object: 'task:1' }],
+  },
+]
+  .map((event) => JSON.stringify(event))
+  .join('\n');
+
+describe('npm run eval, on a real-world folder with one group', () => {
+  /** A real-world folder holding `files` (each path under it, a name ending in `/` an empty folder). */
+  const realworldWith = (...files: string[]): string => {
+    const dir = tempDir('eval-part-');
+    for (const file of files) {
+      mkdirSync(join(dir, file.endsWith('/') ? file : join(file, '..')), { recursive: true });
+      if (!file.endsWith('/')) writeFileSync(join(dir, file), TINY_HISTORY);
+    }
+    return dir;
+  };
+
+  it('says on stderr and before the tables which group it skipped and why, and exits 0', () => {
+    // Skipped unsaid, a copy with one group read as a measure of both.
+    for (const [dir, read, group, why] of [
+      [realworldWith('histories/tiny.jsonl'), 'and 1 real histories', 'scale', 'is absent: the long sessions'],
+      [realworldWith('scale/tiny-2.jsonl'), 'read 1 long sessions', 'histories', 'is absent: the real histories'],
+      [
+        realworldWith('histories/tiny.jsonl', 'scale/'),
+        'and 1 real histories',
+        'scale',
+        'holds no .jsonl file: the long sessions',
+      ],
+    ] as const) {
+      const run = evaluate('--realworld', dir, '--no-ablations');
+      expect(run.status).toBe(0);
+      const note = `Note: ${join(dir, group)} ${why} are skipped.`;
+      expect(run.stderr.split('\n').filter((line) => line.startsWith('Note: '))).toEqual([note]);
+      expect(run.stdout.split('\n')[0]).toBe(note);
+      expect(run.stderr).toContain(read);
+    }
+  });
+
+  it('puts the note in the JSON document too', () => {
+    const dir = realworldWith('histories/tiny.jsonl');
+    const run = evaluate('--realworld', dir, '--no-ablations', '--json');
+    expect(run.status).toBe(0);
+    expect((JSON.parse(run.stdout) as { notes: string[] }).notes).toEqual([
+      `${join(dir, 'scale')} is absent: the long sessions are skipped.`,
+    ]);
+  });
+});
+
 describe("the evaluation's other scripts, on bad input", () => {
   /** `npx tsx eval/NAME.ts ...args` bundled and run as `evaluate` runs eval/run.ts; bounded, as a run that goes on replays every history. */
   const script = (name: string, ...args: string[]) =>
