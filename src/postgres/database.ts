@@ -42,6 +42,14 @@ const LONGEST_STATEMENT_TIMEOUT_MS = 2_147_483_647;
  */
 const SERVER_CANCEL_GRACE_MS = 1_000;
 
+/**
+ * No limit, as the pool's settings give it to the driver: the driver sends a timeout only when its
+ * value is truthy, so the number 0 would send none, and a limit set on the role or the database
+ * (`ALTER ROLE ... SET statement_timeout`) would still cut the store's statements. The text `'0'`
+ * is sent, and the server reads it as no limit, whatever the role's.
+ */
+const NO_LIMIT = '0' as unknown as number;
+
 /** What a PostgreSQL store is given: a URL (`postgres://...`) or a pool of the caller's. */
 export type UrlOrPool = string | pg.Pool;
 
@@ -55,7 +63,7 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** With a URL: the most connections the store's pool opens (default 10). */
   readonly maxConnections?: number;
-  /** How long a statement of the store may run before the server cancels it, a lock wait included (default 30,000 ms; 0 or less: no limit; at most 2^31 - 1 ms, what PostgreSQL takes); with a URL, a server that does not answer even then has its connection given up a second later; with a pool of the caller's, only the store's own transactions are bounded, and never looser than the pool's own `statement_timeout`. */
+  /** How long a statement of the store may run before the server cancels it, a lock wait included (default 30,000 ms; 0 or less: no limit, with a URL whatever `statement_timeout` the role or the database sets; at most 2^31 - 1 ms, what PostgreSQL takes); with a URL, a server that does not answer even then has its connection given up a second later; with a pool of the caller's, only the store's own transactions are bounded, and never looser than the pool's own `statement_timeout`. */
   readonly queryTimeoutMs?: number;
 }
 
@@ -168,11 +176,11 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
     connectionTimeoutMillis: numberOption(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
     // The server cancels a statement past the limit and frees its backend: a socket the driver
     // drops leaves a backend waiting on a lock as long as the lock is held, one more per retry.
-    statement_timeout: bound ?? 0,
+    statement_timeout: bound ?? NO_LIMIT,
     // A client stopped inside a transaction of the store's (a process paused, a machine asleep)
     // holds its row locks until the server ends its session: every other tracker of that session
     // and user would wait on them, whatever their leases say.
-    idle_in_transaction_session_timeout: bound ?? 0,
+    idle_in_transaction_session_timeout: bound ?? NO_LIMIT,
     // The connection of a statement given up is closed (attempt), so no late answer is read as another's.
     // (A timer past 2^31 - 1 ms fires at once: the driver's is kept within it.)
     query_timeout: bound === undefined ? 0 : Math.min(LONGEST_STATEMENT_TIMEOUT_MS, bound + SERVER_CANCEL_GRACE_MS),

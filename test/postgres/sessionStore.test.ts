@@ -733,6 +733,43 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     }
   });
 
+  it("lifts the bound with queryTimeoutMs 0, the role's statement_timeout included, and keeps a bound given over the role's", async () => {
+    const url = await server().createDatabase();
+    const role = 'agent_with_statement_timeout';
+    await server().admin(`CREATE ROLE ${role} LOGIN PASSWORD '${PASSWORD}'`);
+    await server().admin(`GRANT CONNECT, CREATE ON DATABASE ${new URL(url).pathname.slice(1)} TO ${role}`);
+    // What an administrator sets for the agents' role (docs/team.md, behind PgBouncer).
+    await server().admin(`ALTER ROLE ${role} SET statement_timeout = '100ms'`);
+    const roleUrl = new URL(url);
+    roleUrl.username = role;
+    const schema = 'role_timeout';
+    const stores = [0, undefined, 300].map((queryTimeoutMs) =>
+      postgresSessionStore(roleUrl.href, queryTimeoutMs === undefined ? { schema } : { schema, queryTimeoutMs }),
+    );
+    opened.push(...stores);
+    const [unbounded, byDefault, bounded] = stores as [SessionStore, SessionStore, SessionStore];
+    right(await untilRight(() => unbounded.append('s', 0, ['{"a":0}'])));
+    for (const store of stores) right(await untilRight(() => store.read('s', 0)));
+    // Each append waits on the row longer than the role's 100 ms; no limit, and the default's 30 s, outlast the lock.
+    const waitOn = (store: SessionStore, expected: number) =>
+      withRowsLocked(url, [`SELECT lines FROM ${schema}.sessions WHERE id = 's'`], async (locked) => {
+        const append = store.append('s', expected, [`{"a":${expected}}`]);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        return { append, waiting: await locked.waitingBackends() };
+      });
+    for (const [store, expected] of [
+      [unbounded, 1],
+      [byDefault, 2],
+    ] as const) {
+      const { append, waiting } = await waitOn(store, expected);
+      expect([codeOf(await append), waiting]).toEqual([undefined, 1]);
+    }
+    // A bound given is the store's, not the role's: 300 ms cuts the wait, the role's 100 ms did not.
+    const { append, waiting } = await waitOn(bounded, 3);
+    expect([codeOf(await append), waiting]).toEqual(['store_unreachable', 0]);
+    expect(right(await unbounded.read('s', 0)).lines).toHaveLength(3);
+  });
+
   it('serves two schemas through one pool of the caller, whichever their names (foo and snapshot_foo)', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 1 });
