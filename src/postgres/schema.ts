@@ -6,7 +6,9 @@
  * same script is what `fact-tracker db migrate --print` shows, and it can be run again safely.
  * A schema newer than this library knows is refused: an older library would misread it; and so is
  * a database whose encoding lacks characters, by the script and by a store's first check alike,
- * and a schema holding another tool's tables of the names the migrations make, by the script.
+ * a schema holding another tool's tables of the names the migrations make, by the script, and
+ * one whose recorded version lacks a table of it (renamed or dropped by hand), by the script
+ * and `db migrate`: a table is made once, so no rows kept under another name are hidden.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
@@ -92,6 +94,15 @@ COMMENT ON COLUMN ${s}.snapshots.previous_state IS 'The snapshot this one replac
   },
 ]);
 
+/**
+ * The tables each migration makes, which every later version reads: keep it in step with
+ * `MIGRATIONS` when one adds a table (a test renames each table a migrated schema holds).
+ */
+const MIGRATION_TABLES: ReadonlyArray<readonly [version: number, tables: ReadonlyArray<string>]> = deepFreeze([
+  [1, ['sessions', 'lines', 'snapshots']],
+  [2, ['notes_sessions', 'notes_profiles', 'notes_leases', 'notes_queue']],
+]);
+
 /** The newest schema version this library knows. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
@@ -135,6 +146,31 @@ const foreignRefusal = (s: string, what: string): string =>
   `the schema ${s} holds ${what}, which session-fact-tracker did not make: give the stores a schema of their own (the schema option), or move that out of it`;
 
 /**
+ * The statement that refuses the schema `s` when a table of a version its migrations table
+ * records is missing (renamed or dropped by other means). The migrations make each table once,
+ * when its version is applied: making it again, empty, would hide the rows kept under the other
+ * name and leave the other tables pointing there, so the user is told which to bring back.
+ */
+const tablesCheckSql = (s: string): string => {
+  const made = MIGRATION_TABLES.flatMap(([version, tables]) => tables.map((table) => [version, table] as const)).map(
+    ([version, table], order) => `(${order}, ${version}, '${table}')`,
+  );
+  return `DO $tables$ DECLARE recorded integer; missing text[]; BEGIN
+  SELECT coalesce(max(version), 0) INTO recorded FROM ${sqlSchema(s)}.migrations;
+  SELECT array_agg(made.name ORDER BY made.position) INTO missing
+    FROM (VALUES ${made.join(', ')}) AS made (position, version, name)
+    WHERE made.version <= recorded AND NOT EXISTS (SELECT 1 FROM pg_class JOIN pg_namespace ON pg_namespace.oid = relnamespace
+      WHERE nspname = '${s}' AND relname = made.name AND relkind IN ('r', 'p'));
+  IF missing IS NOT NULL THEN
+    RAISE EXCEPTION 'the schema ${s} records version % but lacks its table% %, renamed or dropped by other means: rename % back or restore % from a backup (db migrate makes a table only when it applies its version, so as not to hide rows kept under another name)',
+      recorded, CASE WHEN cardinality(missing) = 1 THEN '' ELSE 's' END, array_to_string(missing, ', '),
+      CASE WHEN cardinality(missing) = 1 THEN 'it' ELSE 'them' END, CASE WHEN cardinality(missing) = 1 THEN 'it' ELSE 'them' END
+      USING ERRCODE = 'FT001';
+  END IF;
+END $tables$;`;
+};
+
+/**
  * The statements that bring the schema `s` from version `from` to the newest, for a
  * transaction that holds its lock: each migration applied only when the migrations table lacks
  * it, and refused when the schema is newer than this library.
@@ -171,6 +207,7 @@ END $schema$;`,
     RAISE EXCEPTION 'the schema ${s} is newer than version ${SCHEMA_VERSION}: upgrade session-fact-tracker' USING ERRCODE = 'FT001';
   END IF;
 END $check$;`,
+    tablesCheckSql(s),
     ...MIGRATIONS.filter((migration) => migration.version > from).map(
       (migration) => `-- ${migration.version}: ${migration.description}
 DO $migration$ BEGIN
@@ -289,7 +326,8 @@ export const ensureSchema = async (
   // A schema made before the migration script checked the encoding: refused all the same, in one line at first use.
   if (encoding !== undefined && !keepsEveryCharacter(encoding)) return E.left(wrongEncoding(db, encoding));
   if (version > SCHEMA_VERSION) return E.left(tooNew(db, version));
-  if (version === SCHEMA_VERSION) return E.right({ from: version });
+  // `db migrate` checks an up-to-date schema's tables too: a store's first use pays one query.
+  if (version === SCHEMA_VERSION && firstUse) return E.right({ from: version });
   const applied = await db.run(
     'repeatable',
     (client) =>
@@ -309,7 +347,7 @@ export const ensureSchema = async (
             if (firstUse && (error as { code?: unknown } | null)?.code === '55P03') return 'busy' as const;
             throw error;
           }
-        }
+        } else if (!firstUse) await client.query(tablesCheckSql(db.schema));
         return { from, to: await versionOn(client, db.schema) };
       }),
     'transaction',

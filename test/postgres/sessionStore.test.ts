@@ -19,12 +19,14 @@ import {
   schemaSql,
   schemaVersion,
 } from '../../src/postgres/index.js';
+import { runCli } from '../cli/runCli.js';
 import { implementer } from '../fixtures/results.js';
 import { expectLaterResultSupersedes } from '../live/session/clockSkew.js';
 import { describeSessionStore } from '../live/session/storeConformance.js';
 import { startEndingProxy } from './endingProxy.js';
 import { untilRight, withRowsLocked } from './rowLock.js';
 import { onOnePoolOfLongSchemas } from './longSchemas.js';
+import { tempDir } from '../tempDirs.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
 
 const { server } = usePostgres();
@@ -1051,6 +1053,66 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     } finally {
       await holder.end();
     }
+  });
+
+  it('refuses in one line to migrate a schema whose recorded version lacks a table renamed or dropped by hand, naming it, rather than find nothing to do; renamed back, the store works', async () => {
+    const url = await server().createDatabase();
+    const cwd = tempDir('pg-missing-');
+    expect(right(await migrate(url))).toMatchObject({ from: 0, to: SCHEMA_VERSION });
+    const store = postgresSessionStore(url);
+    opened.push(store);
+    right(await store.append('s', 0, ['{"a":1}']));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query('ALTER TABLE fact_tracker.lines RENAME TO lines_kept');
+      const missing =
+        /^fact-tracker db: store_schema: PostgreSQL at \S+: the schema fact_tracker records version \d+ but lacks its table lines, renamed or dropped by other means: /u;
+      // The store's first call says to run db migrate, which must then say what is wrong.
+      const fresh = postgresSessionStore(url);
+      opened.push(fresh);
+      expect(codeOf(await fresh.read('s', 0))).toBe('store_schema');
+      const refused = await runCli(['db', 'migrate', '--store', url], '', { cwd });
+      expect([refused.status, refused.stdout, refused.stderr.split('\n').length]).toEqual([1, '', 2]);
+      expect(refused.stderr).toMatch(missing);
+      // Nothing was made in its place; the printed script refuses the same.
+      await expect(admin.query(schemaSql())).rejects.toThrow(/lacks its table lines, renamed or dropped/u);
+      await admin.query('ROLLBACK');
+      const { rows } = await admin.query(`SELECT to_regclass('fact_tracker.lines') AS lines`);
+      expect(rows).toEqual([{ lines: null }]);
+      // A schema of an older version lacking a table is refused the same, before any step runs.
+      const sql = schemaSql({ schema: 'missing_v4' });
+      await admin.query(`${sql.slice(0, sql.indexOf('-- 5: '))}COMMIT;`);
+      await admin.query('ALTER TABLE missing_v4.snapshots RENAME TO snapshots_kept; DROP TABLE missing_v4.notes_queue');
+      const older = await migrate(url, { schema: 'missing_v4' });
+      expect(E.isLeft(older) && older.left).toMatchObject({
+        code: 'store_schema',
+        message: expect.stringMatching(/records version 4 but lacks its tables snapshots, notes_queue, renamed/u),
+      });
+      expect(right(await schemaVersion(url, { schema: 'missing_v4' }))).toBe(4);
+      await admin.query('ALTER TABLE fact_tracker.lines_kept RENAME TO lines');
+      // Every table a migrated schema holds is one whose absence is told.
+      right(await migrate(url, { schema: 'every_table' }));
+      const { rows: tables } = await admin.query<{ name: string }>(
+        `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'every_table' AND table_name <> 'migrations'`,
+      );
+      expect(tables).toHaveLength(7);
+      for (const { name } of tables) {
+        await admin.query(`ALTER TABLE every_table.${name} RENAME TO kept`);
+        const without = await migrate(url, { schema: 'every_table' });
+        await admin.query(`ALTER TABLE every_table.kept RENAME TO ${name}`);
+        expect(E.isLeft(without) && without.left.message).toMatch(new RegExp(`lacks its table ${name}, renamed`, 'u'));
+      }
+    } finally {
+      await admin.end();
+    }
+    const migrated = await runCli(['db', 'migrate', '--store', url], '', { cwd });
+    expect([migrated.status, migrated.stderr, migrated.stdout]).toEqual([
+      0,
+      '',
+      expect.stringMatching(/nothing to do\n$/u),
+    ]);
+    expect(right(await store.read('s', 0)).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
   });
 
   it('refuses a schema holding another tool’s tables (a sessions table, a migrations table without an integer version) in one line, store_schema, at migration and first use, changing nothing', async () => {
