@@ -170,6 +170,16 @@ export const parseCategories = (input: unknown): E.Either<Failure<'invalid_categ
     E.mapLeft((message) => failure('invalid_categories', message)),
   );
 
+/**
+ * Why categories given as an option cannot be used (what `parseCategories` refuses), or
+ * undefined when they can or none are given (undefined, null: options read null as none).
+ */
+export const unusableCategories = (categories: unknown): string | undefined => {
+  if (categories === undefined || categories === null) return undefined;
+  const parsed = parseCategories(categories);
+  return E.isLeft(parsed) ? parsed.left.message : undefined;
+};
+
 const parseCategory = (index: number, entry: unknown): E.Either<string, NoteCategory> => {
   const given = typeof entry === 'string' ? { name: entry } : entry;
   if (!isRecord(given) || typeof given['name'] !== 'string')

@@ -36,7 +36,7 @@ import {
   selectConversation,
   selectProfileRewrite,
 } from './machine.js';
-import type { CategorizedFact } from './model.js';
+import { type CategorizedFact, unusableCategories } from './model.js';
 import { memoryNotesStore } from './store.js';
 import { stepMachine } from './runner.js';
 
@@ -61,7 +61,9 @@ interface Totals {
  * replace; per extraction the change to the list; per end of stage the merge into the profile.
  * An extraction line answers the extraction the live tracker would have running for that user
  * and session (messages recorded meanwhile fold into one follow-up, as they do live); with none
- * running, it answers a new extraction of the latest user message.
+ * running, it answers a new extraction of the latest user message. Categories the tracker would
+ * not use (`parseCategories` refuses them) throw a TypeError naming them, as a counter that
+ * answers no number of tokens does.
  */
 export const replayConversationLog = (text: string, given: NotesReplayOptions = {}): NotesReplayResult => {
   // A JavaScript caller may pass null.
@@ -70,6 +72,10 @@ export const replayConversationLog = (text: string, given: NotesReplayOptions = 
   // The caller's counter: an answer that is no number of tokens throws, naming it.
   const countTokens: TokenCounter = (text) => checkedTokenCount(counter(text));
   const turns = turnCount(options.turns);
+  // The tracker tells `onError` of categories it cannot use; the pure replay has no such channel,
+  // and a replay under the five defaults would file the log's facts under categories never chosen.
+  const unusable = unusableCategories(options.categories);
+  if (unusable !== undefined) throw new TypeError(`the categories option cannot be used: ${unusable}`);
   // A log that is no text (null) is refused by name, as `parseNotesLog` and `replayHistory` refuse it.
   const parsed = parseNotesLog(text);
   const errors: NotesLogError[] = [...parsed.errors];

@@ -2,13 +2,12 @@
  * The options of `createNotableFactsTracker`, checked and filled in with their defaults: what
  * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
  */
-import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf, refuseArgument } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import { readableFields } from '../base/record.js';
 import type { NotesLeaseSettings } from './leaseState.js';
 import type { NotesLeases } from './leases.js';
-import { DEFAULT_CATEGORIES, isStorableNotesId, parseCategories } from './model.js';
+import { DEFAULT_CATEGORIES, isStorableNotesId, unusableCategories } from './model.js';
 import type { CompleteFn } from './port.js';
 import { memoryNotesStore, type NotesStore } from './store.js';
 import type { NotableFactsTrackerOptions, NotesTrackerFailure } from './trackerTypes.js';
@@ -98,14 +97,13 @@ const checkedStore = (store: unknown): NotesStore => {
  * under categories it never chose without a word.
  */
 const unusedCategories = (categories: unknown): ReadonlyArray<NotesTrackerFailure> => {
-  if (categories === undefined || categories === null) return [];
-  const parsed = parseCategories(categories);
-  if (E.isRight(parsed)) return [];
+  const why = unusableCategories(categories);
+  if (why === undefined) return [];
   const defaults = DEFAULT_CATEGORIES.map(({ name }) => name).join(', ');
   return [
     failure(
       'invalid_input',
-      `the categories option was not used: ${parsed.left.message}; the tracker uses the five default categories (${defaults})`,
+      `the categories option was not used: ${why}; the tracker uses the five default categories (${defaults})`,
     ),
   ];
 };

@@ -6,6 +6,7 @@ import { replayConversationLog } from '../../src/notes/replay.js';
 import type { NotesExtractionStep, NotesMessageStep } from '../../src/notes/replayReport.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { extraction, lines, user } from './logLines.js';
+import { UNUSABLE_CATEGORIES } from './unusableCategories.js';
 
 const EXAMPLE = readFileSync(new URL('../../examples/couples-coaching.jsonl', import.meta.url), 'utf8');
 
@@ -21,6 +22,23 @@ describe('replayConversationLog', () => {
       expect(() => replayConversationLog(text, { countTokens: () => answer as number })).toThrow(
         /^countTokens answered .*, not a number of tokens/u,
       );
+  });
+
+  it('refuses categories it cannot use with a TypeError naming them and why, as the tracker tells them to onError', () => {
+    const text = lines(user('maya', 'Jordan works nights.'));
+    for (const [categories, reason] of UNUSABLE_CATEGORIES) {
+      const replay = (): unknown => replayConversationLog(text, { categories: categories as never });
+      expect(replay).toThrow(TypeError);
+      expect(replay).toThrow(`the categories option cannot be used: ${reason}`);
+    }
+    // None given (undefined, or null as options read it) is the five defaults; a usable set is taken.
+    expect(replayConversationLog(text, { categories: null as never }).ledger.categories).toEqual(
+      replayConversationLog(text).ledger.categories,
+    );
+    expect(replayConversationLog(text, { categories: ['Health', 'Work'] }).ledger.categories).toEqual([
+      'Health',
+      'Work',
+    ]);
   });
 
   it('gives each message the facts of the extractions before it (N+1), per user', () => {

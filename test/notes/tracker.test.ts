@@ -17,6 +17,7 @@ import type {
 } from '../../src/notes/trackerTypes.js';
 import { MAX_PROMPT_TURNS } from '../../src/notes/transition.js';
 import { tempDir } from '../tempDirs.js';
+import { UNUSABLE_CATEGORIES } from './unusableCategories.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
   JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
@@ -394,15 +395,7 @@ describe('hostile and heavy use', () => {
 
   it('tells onError of categories it cannot use, as invalid_input naming why, and runs with the five defaults', async () => {
     const defaults = ['People', 'Logistics', 'Conflict', 'Emotional', 'History'];
-    const cases: Array<[unknown, string]> = [
-      [['People', 'people'], 'categories[1] repeats the category "people"'],
-      [Array.from({ length: 21 }, (_, i) => `Kind ${i}`), 'categories must be an array of 1 to 20 categories'],
-      [[], 'categories must be an array of 1 to 20 categories'],
-      [['People', ' [ ] '], 'categories[1] has an empty name'],
-      [['People', 7], 'categories[1] must be a name or { name, description }, not a number'],
-      ['People', 'categories must be an array of 1 to 20 categories'],
-    ];
-    for (const [categories, reason] of cases) {
+    for (const [categories, reason] of UNUSABLE_CATEGORIES) {
       const heard: NotesTrackerFailure[] = [];
       const tracker = createNotableFactsTracker({
         complete: async () => answer(),
