@@ -9,6 +9,7 @@ import type { BundleInput } from './bundleModel.js';
 import type { ChangedFile, StaleReason } from './checkpoint.js';
 import type { ChecklistItem, ContextKind, RunFailure, SharedContext } from './model.js';
 import { branchRelation, countOf, likelyOrigin, moveCommand } from './notices.js';
+import { splitParagraphs } from './paragraphs.js';
 import { clipEndRedacted } from './secrets.js';
 
 const ITEM = 160;
@@ -181,12 +182,7 @@ export const openSteps = (context: SharedContext): ReadonlyArray<ChecklistItem> 
 export const stepLine = (body: string): DraftLine => ({ ...item(body), tally: 'open step' });
 
 /** The summary as one bullet per paragraph. */
-export const summaryParagraphs = (summary: string): DraftLine[] =>
-  summary
-    .split(/\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/u)
-    .map(text)
-    .filter((paragraph) => paragraph !== '')
-    .map(free);
+export const summaryParagraphs = (summary: string): DraftLine[] => splitParagraphs(summary).map(free);
 
 /**
  * File pointers from the ledger (newest claims first), the evidence that points at missing

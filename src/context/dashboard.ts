@@ -8,6 +8,7 @@
 import { collapseWhitespace, isBlank } from '../base/text.js';
 import { checkedContextFile, checkedKind, checkedText } from './arguments.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
+import { splitParagraphs } from './paragraphs.js';
 import { pinnedRuleLines } from './pinned.js';
 
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
@@ -45,12 +46,7 @@ const lastRunLine = (run: LastRun | undefined): string => {
   return `failed at ${safe(run.failedStep)} (${iso(run.at)}): ${safe(run.error)}; next: ${safe(run.nextAction)}`;
 };
 
-const paragraphs = (text: string): string[] =>
-  text
-    .split(/\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/u)
-    .map(safe)
-    .filter((line) => line !== '')
-    .map((line) => `> ${line}`);
+const paragraphs = (text: string): string[] => splitParagraphs(text).map((line) => `> ${safe(line)}`);
 
 const contextSection = (context: SharedContext): string[] => {
   const { key, checkpoint, workingSummary: summary } = context;

@@ -19,6 +19,7 @@ import { type LoadedContext, loadContext } from '../../context/node/load.js';
 import { type ContextOptions, isContextEnabled } from '../../context/node/scope.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
 import { droppedNotice, relatedNotice } from '../../context/notices.js';
+import { splitParagraphs } from '../../context/paragraphs.js';
 import { pinnedRuleLines } from '../../context/pinned.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../core/store/state.js';
@@ -93,10 +94,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
       ),
     );
   lines.push(`feature request: ${isBlank(context.featureRequest) ? '(none)' : safe(context.featureRequest)}`);
-  const paragraphs = context.workingSummary.text
-    .split(/\r\n|[\n\r\u0085\u2028\u2029]/u)
-    .map(safe)
-    .filter((line) => line !== '');
+  const paragraphs = splitParagraphs(context.workingSummary.text);
   lines.push(
     paragraphs.length === 0
       ? 'summary: (none yet)'
