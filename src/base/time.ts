@@ -86,12 +86,17 @@ export const parseIsoTime = (text: string): E.Either<TimeFailure, number> => {
 /**
  * An event's `at`: an ISO-8601 string or a finite number of epoch milliseconds within the years
  * an ISO-8601 string can say (0000 to 9999), so that every time a history holds can be shown as one.
+ * A number's fraction of a millisecond is dropped, as an ISO-8601 time's digits past the
+ * millisecond are (`1772359200000.6` is `2026-03-01T10:00:00.0006Z`, both 1772359200000): every
+ * front door shows a time and takes one to ask about in whole milliseconds, and two results
+ * within one millisecond are then asserted at one time whichever form gave it.
  */
 export const parseEventTime = (value: unknown): E.Either<TimeFailure, number> => {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return notTime(`${String(value)} is not a finite number of milliseconds`);
-    return isWithinYears(value)
-      ? E.right(plainTime(value))
+    const time = Math.floor(value);
+    return isWithinYears(time)
+      ? E.right(plainTime(time))
       : notTime(`${String(value)} milliseconds is outside the years 0000 to 9999`);
   }
   if (typeof value === 'string') return parseIsoTime(value);

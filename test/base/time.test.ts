@@ -36,6 +36,17 @@ describe('parseEventTime and parseTimeArgument', () => {
     expect(right(parseTimeArgument('2026-03-01T10:00:00Z'))).toBe(Date.parse('2026-03-01T10:00:00Z'));
   });
 
+  it('take a number as whole milliseconds, its fraction dropped as the ISO-8601 form drops the digits past the millisecond', () => {
+    const ten = Date.parse('2026-03-01T10:00:00Z');
+    expect(right(parseEventTime(ten + 0.6))).toBe(ten);
+    expect(right(parseEventTime(ten + 0.6))).toBe(right(parseEventTime('2026-03-01T10:00:00.0006Z')));
+    expect(right(parseEventTime(-0.4))).toBe(right(parseEventTime('1969-12-31T23:59:59.9996Z')));
+    expect(Object.is(right(parseEventTime(-0)), 0)).toBe(true);
+    const latest = Date.parse('9999-12-31T23:59:59.999Z');
+    expect(right(parseEventTime(latest + 0.5))).toBe(latest);
+    expect(E.isLeft(parseEventTime(right(parseIsoTime('0000-01-01T00:00:00Z')) - 0.5))).toBe(true);
+  });
+
   it('reject anything else', () => {
     expect(E.isLeft(parseEventTime(true))).toBe(true);
     expect(E.isLeft(parseEventTime(null))).toBe(true);
