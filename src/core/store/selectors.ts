@@ -61,13 +61,22 @@ export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<Fac
 /** The number of valid facts. */
 export const selectValidCount = (store: FactStore): number => validCount(checkedFactStore(store));
 
-/** The latest time the store records (an assertion, a closing, a prompt), or undefined for an empty store. */
+/**
+ * The latest time the store records (an assertion, a closing, a prompt), or undefined for an
+ * empty store. A closing compaction removed with its pair is one its tombstone still records:
+ * it still closes what is asserted at or before it.
+ */
 export const selectLatestTime = (store: FactStore): number | undefined => {
   let latest = -Infinity;
-  for (const log of PMap.values(checkedFactStore(store).pairs)) {
+  const { pairs, tombstones } = checkedFactStore(store);
+  for (const log of PMap.values(pairs)) {
     for (const fact of log.assertions) latest = Math.max(latest, fact.validFrom);
     for (const at of log.clears) latest = Math.max(latest, at);
   }
+  if (tombstones !== undefined)
+    PMap.forEach(tombstones, (at) => {
+      latest = Math.max(latest, at);
+    });
   for (const recorded of selectRecordedPrompts(store)) latest = Math.max(latest, recorded.at);
   return latest === -Infinity ? undefined : latest;
 };

@@ -1,7 +1,16 @@
 import * as E from 'fp-ts/lib/Either.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeState, encodeState, type FactStore, replayHistory } from '../../../src/index.js';
+import {
+  compact,
+  decodeState,
+  encodeState,
+  type FactStore,
+  replayHistory,
+  selectValidCount,
+  selectValidFacts,
+} from '../../../src/index.js';
+import { selectPairLog } from '../../../src/core/store/write.js';
 import { implementer, reviewer } from '../../fixtures/results.js';
 
 /** The store as a saved state file gives it back. */
@@ -96,6 +105,33 @@ describe('resuming a replay from a saved state', () => {
     expect(decoded.right.lastEventAt).toBeUndefined();
     const rest = replayHistory(timed({ type: 'compact', maxFacts: 5 }, undefined), { initial: decoded.right });
     expect(rest.store.lastEventAt).toBe(6000);
+  });
+
+  it('resumes a compacted store without the last event time after the invalidation its tombstone keeps, as the store before compaction', () => {
+    const first = replayHistory(
+      [
+        timed({ type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) }, 1000),
+        timed({ type: 'dispatch', role: 'implementer', taskId: '2', result: implementer('2', ['src/b.ts']) }, 1000),
+        timed({ type: 'invalidate', subject: 'src/a.ts', relation: 'modified_by' }, 5000),
+      ].join('\n'),
+    );
+    // A write since the replay (here a compaction) drops the last event time; the closed pair goes, its tombstone stays.
+    const compacted = compact(first.store, selectValidCount(first.store) - 1);
+    expect(compacted.lastEventAt).toBeUndefined();
+    expect(selectPairLog(compacted, 'src/a.ts', 'modified_by')).toBeUndefined();
+    const { lastEventAt: _dropped, ...uncompacted } = first.store;
+    const line = timed(
+      { type: 'dispatch', role: 'implementer', taskId: '3', result: implementer('3', ['src/a.ts']) },
+      undefined,
+    );
+    const changedA = (initial: FactStore) =>
+      selectValidFacts(replayHistory(line, { initial }).store)
+        .filter((fact) => fact.subject === 'src/a.ts')
+        .map((fact) => [fact.relation, fact.object, fact.validFrom]);
+    // Dated after the invalidation, task 3's change is valid, compacted or not, saved or not.
+    expect(changedA(uncompacted)).toEqual([['modified_by', 'task:3', 6000]]);
+    expect(changedA(compacted)).toEqual([['modified_by', 'task:3', 6000]]);
+    expect(changedA(throughSavedState(compacted))).toEqual([['modified_by', 'task:3', 6000]]);
   });
 
   it('resumes a store built by hand whose last event time is no time after the latest time it records', () => {
