@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from './describe.js';
 import { type Failure, failure } from './failure.js';
+import { redactSecrets } from './secrets.js';
 import { escapeForLine } from './text.js';
 
 /** Why a value is not a time: one line naming it. */
@@ -14,8 +15,13 @@ export type TimeFailure = Failure<'invalid_time'>;
 
 const notTime = (message: string): E.Either<TimeFailure, never> => E.left(failure('invalid_time', message));
 
-/** A text given as a time, quoted for its message: JSON, and on one line whatever it holds (`escapeForLine`). */
-const quoteTime = (text: string): string => escapeForLine(JSON.stringify(text));
+/**
+ * A text given as a time, quoted for its message: JSON, and on one line whatever it holds
+ * (`escapeForLine`), with a secret in it redacted first, as `quoteValue` quotes a value: JSON
+ * writes a key block's line breaks and a tab after `Bearer` as escapes, which no shape matches
+ * once quoted, so a redaction of the message alone would leave the rest of the key in it.
+ */
+const quoteTime = (text: string): string => escapeForLine(JSON.stringify(redactSecrets(text)));
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FACT_TAGS, parseEventTime, parseHistory } from '../../../src/index.js';
 import { decodeEvent, plainEvent } from '../../../src/core/history/events.js';
 import { findSecret } from '../../../src/base/secrets.js';
-import { SECRETS } from '../../fixtures/secrets.js';
+import { SECRETS, secretPart } from '../../fixtures/secrets.js';
 
 const history = (...lines: ReadonlyArray<unknown>): string =>
   lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
@@ -210,6 +210,22 @@ describe('parseHistory', () => {
     const token = SECRETS.find(([name]) => name === 'a GitHub token')![1];
     const { errors } = parseHistory(history({ type: `${'x'.repeat(60)} ${token}` }));
     expect(errors[0]?.message).not.toContain(token.slice(0, 12));
+  });
+
+  it("quotes no part of a secret an invalidation's time holds, whichever separator JSON escapes in it (a key block's line break, a tab after Bearer)", () => {
+    const withSeparators = [
+      ...SECRETS.map(([, secret]) => secret),
+      `-----BEGIN RSA ${'PRIVATE KEY'}-----\nMIIEowIBAAKCAQEA${'Zq8'.repeat(8)}\n-----END RSA ${'PRIVATE KEY'}-----`,
+      `Bearer\t${'abcDEF123456'.repeat(2)}`,
+      `Bearer\u0085${'abcDEF123456'.repeat(2)}`,
+    ];
+    for (const secret of withSeparators) {
+      const { errors } = parseHistory(
+        history({ type: 'invalidate', subject: 'src/a.ts', relation: 'modified_by', at: secret }),
+      );
+      expect(errors.map((error) => error.code)).toEqual(['invalid_field']);
+      expect(errors[0]?.message).not.toContain(secretPart(secret));
+    }
   });
 
   it("quotes a rejected line's value on one line: a C1 control, a line or paragraph separator, a bidi or invisible character as its escape", () => {

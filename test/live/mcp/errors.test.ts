@@ -15,6 +15,7 @@ import { atBoundary, codedToolError, failureAnswer, MAX_TOOL_ERROR_LENGTH } from
 import { invalidParams } from '../../../src/live/mcp/params.js';
 import { createFactTrackerMcpServer } from '../../../src/live/mcp/server.js';
 import { tempDir } from '../../tempDirs.js';
+import { SECRETS, secretPart } from '../../fixtures/secrets.js';
 import { implementerAnswer } from '../hook/host.js';
 
 const textOf = (answer: { content: ReadonlyArray<{ text: string }> }): string => answer.content[0]!.text;
@@ -74,6 +75,44 @@ describe('the MCP server failures', () => {
         const answer = (await client.callTool(call)) as { isError?: boolean; content: ReadonlyArray<{ text: string }> };
         expect(answer.isError).toBe(true);
         expect(textOf(answer)).toBe(said);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a time argument holding a secret without quoting any part of it, as a history refuses its line', async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = createFactTrackerMcpServer({ cwd: tempDir('mcp-time-secret-'), version: '0.0.0-test' });
+    await server.connect(serverSide);
+    const client = new Client({ name: 'fact-tracker-errors', version: '1.0.0' });
+    await client.connect(clientSide);
+    const secrets = [
+      ...SECRETS.map(([, secret]) => secret).filter((secret) => secret.length <= 64),
+      `Bearer\t${'abcDEF123456'.repeat(2)}`,
+    ];
+    try {
+      for (const secret of secrets) {
+        const calls = [
+          {
+            name: 'invalidate_fact',
+            arguments: { sessionId: 's', subject: 'src/a.ts', relation: 'modified_by', at: secret },
+          },
+          { name: 'list_facts', arguments: { sessionId: 's', asOf: secret } },
+          {
+            name: 'compile_context',
+            arguments: { sessionId: 's', taskId: '2', taskPrompt: 'Change src/a.ts', at: secret },
+          },
+        ];
+        for (const call of calls) {
+          const answer = (await client.callTool(call)) as {
+            isError?: boolean;
+            content: ReadonlyArray<{ text: string }>;
+          };
+          expect(answer.isError).toBe(true);
+          expect(textOf(answer)).toMatch(/^invalid_field: (?:at|asOf) is not a time: /u);
+          expect(textOf(answer)).not.toContain(secretPart(secret));
+        }
       }
     } finally {
       await client.close();
