@@ -392,6 +392,38 @@ describe('--save into a saved state another command wrote', () => {
     expect(existsSync(fresh)).toBe(false);
   });
 
+  it('saves what a compaction leaves of the results it emptied (the files their tasks changed, the closed pairs), and never says the contract rejected a result it took', async () => {
+    const dir = tempDir('save-compacted-');
+    const file = join(dir, 'state.json');
+    // Every fact went, yet the store keeps what task 1 changed and when src/a.ts was closed.
+    const emptied = [
+      '{"type":"dispatch","role":"implementer","taskId":"1","at":1000,"result":{"task_id":"1","status":"completed","summary":"s","files_changed":["src/a.ts","src/b.ts"]}}',
+      '{"type":"invalidate","subject":"src/a.ts","relation":"modified_by","at":2000}',
+      '{"type":"compact","maxFacts":0,"at":3000}',
+    ].join('\n');
+    const saved = await runCliHere(['replay', '-', '--json', '--save', file], `${emptied}\n`);
+    expect([saved.status, saved.stderr]).toEqual([0, '']);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      pairs: [],
+      files: [
+        { taskId: '1', subject: 'src/a.ts', relation: 'modified_by' },
+        { taskId: '1', subject: 'src/b.ts', relation: 'modified_by' },
+      ],
+      tombstones: [{ subject: 'src/a.ts', relation: 'modified_by', invalidatedAt: 2000 }],
+    });
+    // A result of no file, whose facts a compaction dropped, leaves nothing: the contract took it all the same.
+    const fresh = join(dir, 'fresh.json');
+    const nothing = await runCliHere(
+      ['replay', '-', '--save', fresh],
+      '{"type":"dispatch","role":"implementer","taskId":"1","result":{"task_id":"1","status":"completed","summary":"s"}}\n{"type":"compact","maxFacts":0}\n',
+    );
+    expect([nothing.status, nothing.stderr]).toEqual([
+      1,
+      `fact-tracker replay: nothing saved into ${fresh}: the history records no fact and no prompt (a compaction removed the facts the results added)\n`,
+    ]);
+    expect(existsSync(fresh)).toBe(false);
+  });
+
   it('saves no empty ledger over the notes there from a conversation log that notes nothing (nothing piped in, a blank file, assistant messages only)', async () => {
     const { file, before, blank } = copiedBesideBlank((await savedStates()).notesOnly);
     for (const [args, input, reason] of [

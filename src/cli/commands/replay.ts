@@ -3,6 +3,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { ReplayResult } from '../../core/replay/replay.js';
 import { selectRecordedPrompts } from '../../core/store/write.js';
+import { encodeState } from '../../saved/savedState.js';
 import type { ReplayCommand } from '../command.js';
 import { type CliIo, EXIT_REJECTED_LINES } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
@@ -13,11 +14,21 @@ import { openHistory, progressOnStderr, replaySource } from './history.js';
 import { replayCounting } from './recordedTokenizers.js';
 import { statusAfterReport } from './shared.js';
 
+/** The codes of a dispatch the transition rejects (`invalid_input` is also a prompt's whose task no record can hold). */
+const REJECTED_RESULT_CODES: ReadonlyArray<string> = [
+  'marker_missing',
+  'json_parse_failed',
+  'schema_invalid',
+  'invalid_input',
+];
+
 /**
  * Why nothing of the history would be saved, or undefined when it leaves a store worth saving.
  * A history of rejected lines only (a file given by mistake, results without their markers), of
  * no line at all (nothing piped into -, a blank file), or of events that store nothing (a compact,
- * an invalidate) leaves an empty store, which would be saved over the state there.
+ * an invalidate) leaves an empty store, which would be saved over the state there. A store whose
+ * facts a compaction removed is not empty while it keeps the files their tasks changed or the
+ * times their pairs were closed, which its saved state holds.
  */
 const nothingToSave = ({ report, store }: ReplayResult, asOf: number | undefined): string | undefined => {
   const { summary, errors } = report;
@@ -29,9 +40,16 @@ const nothingToSave = ({ report, store }: ReplayResult, asOf: number | undefined
         : 'the history holds no event up to --as-of';
   // A prompt of blank text is counted but never recorded: the store decides.
   if (summary.allFacts > 0 || selectRecordedPrompts(store).length > 0) return undefined;
-  return summary.dispatches > 0
-    ? 'the history records no fact and no prompt (the contract rejected every dispatch result)'
-    : 'the history records no fact and no prompt';
+  // No fact left: the store is small, and its saved state says what else it keeps.
+  const { files, tombstones } = encodeState(store);
+  if (files !== undefined || tombstones !== undefined) return undefined;
+  if (summary.dispatches === 0) return 'the history records no fact and no prompt';
+  // At most this many results were rejected: fewer than the dispatches, and a compaction removed what one added.
+  const rejected =
+    errors.filter(({ code }) => REJECTED_RESULT_CODES.includes(code)).length + (report.errorsOmitted ?? 0);
+  return rejected < summary.dispatches
+    ? 'the history records no fact and no prompt (a compaction removed the facts the results added)'
+    : 'the history records no fact and no prompt (the contract rejected every dispatch result)';
 };
 
 /** Saves the store into FILE, unless the history leaves nothing to save (`nothingToSave`). */
