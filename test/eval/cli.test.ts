@@ -2,8 +2,8 @@
  * `npm run eval` as a user meets it: `--help` prints the usage, a wrong option and a history
  * that cannot be replayed each end the run with one line of why and a status, never a stack trace.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../cli/runCli.js';
@@ -142,34 +142,45 @@ describe('npm run eval, on a real-world folder with one group', () => {
     return dir;
   };
 
-  it('says on stderr and before the tables which group it skipped and why, and exits 0', () => {
+  /**
+   * The notes `npm run eval -- ...args` says on stderr before any history is replayed: the run
+   * is stopped once it says it has read the long sessions, as what follows (every table of the
+   * hand-written histories, some seconds of CPU) is the other tests' to check.
+   */
+  const earlyNotes = (...args: string[]): Promise<string[]> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [bundledFixture(join(ROOT, 'eval', 'run.ts')), ...args], { cwd: ROOT });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+        if (/ s: read \d+ long sessions\n/u.test(stderr)) child.kill();
+      });
+      child.on('error', reject);
+      child.on('close', () => resolve(stderr.split('\n').filter((line) => line.startsWith('Note: '))));
+    });
+
+  it('says on stderr, before the tables and in the JSON document which group it skipped and why, and exits 0', () => {
     // Skipped unsaid, a copy with one group read as a measure of both.
-    for (const [dir, read, group, why] of [
-      [realworldWith('histories/tiny.jsonl'), 'and 1 real histories', 'scale', 'is absent: the long sessions'],
-      [realworldWith('scale/tiny-2.jsonl'), 'read 1 long sessions', 'histories', 'is absent: the real histories'],
-      [
-        realworldWith('histories/tiny.jsonl', 'scale/'),
-        'and 1 real histories',
-        'scale',
-        'holds no .jsonl file: the long sessions',
-      ],
-    ] as const) {
-      const run = evaluate('--realworld', dir, '--no-ablations');
-      expect(run.status).toBe(0);
-      const note = `Note: ${join(dir, group)} ${why} are skipped.`;
-      expect(run.stderr.split('\n').filter((line) => line.startsWith('Note: '))).toEqual([note]);
-      expect(run.stdout.split('\n')[0]).toBe(note);
-      expect(run.stderr).toContain(read);
-    }
+    const dir = realworldWith('histories/tiny.jsonl');
+    const file = join(tempDir('eval-notes-'), 'eval.json');
+    const run = evaluate('--realworld', dir, '--no-ablations', '--json-file', file);
+    expect(run.status).toBe(0);
+    const note = `${join(dir, 'scale')} is absent: the long sessions are skipped.`;
+    expect(run.stderr.split('\n').filter((line) => line.startsWith('Note: '))).toEqual([`Note: ${note}`]);
+    expect(run.stderr).toContain('and 1 real histories');
+    expect(run.stdout.split('\n')[0]).toBe(`Note: ${note}`);
+    expect((JSON.parse(readFileSync(file, 'utf8')) as { notes: string[] }).notes).toEqual([note]);
   });
 
-  it('puts the note in the JSON document too', () => {
-    const dir = realworldWith('histories/tiny.jsonl');
-    const run = evaluate('--realworld', dir, '--no-ablations', '--json');
-    expect(run.status).toBe(0);
-    expect((JSON.parse(run.stdout) as { notes: string[] }).notes).toEqual([
-      `${join(dir, 'scale')} is absent: the long sessions are skipped.`,
-    ]);
+  it('says so for either group, absent or holding no history', async () => {
+    for (const [dir, group, why] of [
+      [realworldWith('scale/tiny-2.jsonl'), 'histories', 'is absent: the real histories'],
+      [realworldWith('histories/tiny.jsonl', 'scale/'), 'scale', 'holds no .jsonl file: the long sessions'],
+      [realworldWith('scale/tiny-2.jsonl', 'histories/'), 'histories', 'holds no .jsonl file: the real histories'],
+    ] as const)
+      expect(await earlyNotes('--realworld', dir, '--no-ablations')).toEqual([
+        `Note: ${join(dir, group)} ${why} are skipped.`,
+      ]);
   });
 });
 
