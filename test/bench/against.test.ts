@@ -6,11 +6,15 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../cli/runCli.js';
+import { bundledFixture } from '../fixtures/bundled.js';
 import { tempDir } from '../tempDirs.js';
 
-/** `npm run bench:against -- ...args`, bounded: a run that goes on times both builds for minutes. */
+/**
+ * `npm run bench:against -- ...args`, bounded: a run that goes on times both builds for minutes.
+ * Bundled as tsx would compile it and run by node, without the loader's start (see eval/cli.test.ts).
+ */
 const against = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'against.ts'), ...args], {
+  spawnSync(process.execPath, [bundledFixture(join(ROOT, 'bench', 'against.ts')), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 30_000,
