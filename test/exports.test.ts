@@ -1,6 +1,7 @@
 /**
  * The public names of every entry point `package.json` exports, values and types alike, read
- * with the compiler and pinned in test/fixtures/exports.json: adding, renaming or removing a
+ * with the compiler from the declarations the build wrote (what a user's compiler reads: `npm run
+ * build` first) and pinned in test/fixtures/exports.json: adding, renaming or removing a
  * public name is a decision made in review, not a side effect of a refactoring. After such a
  * decision, write the new list with `UPDATE_EXPORTS=1 npx vitest run test/exports.test.ts`.
  */
@@ -13,22 +14,28 @@ import { ROOT } from './cli/runCli.js';
 const PINNED = join(ROOT, 'test', 'fixtures', 'exports.json');
 
 /** Each entry point's module, from `package.json` `exports` (its `default`, in src/). */
-const entryPoints = (): Record<string, string> => {
+const entryPoints = (): Record<string, string> =>
+  entryFiles('default', (target) => target.replace(/^\.\/dist\//u, 'src/').replace(/\.js$/u, '.ts'));
+
+/** Each entry point's declarations, from `package.json` `exports` (its `types`, in dist/). */
+const entryDeclarations = (): Record<string, string> => entryFiles('types', (target) => target);
+
+/** The file `condition` of each entry point names, as `toFile` maps it. */
+const entryFiles = (condition: 'default' | 'types', toFile: (target: string) => string): Record<string, string> => {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    exports: Record<string, { default?: string } | string>;
+    exports: Record<string, Record<string, string | undefined> | string>;
   };
   return Object.fromEntries(
-    Object.entries(manifest.exports).flatMap(([name, target]) =>
-      typeof target === 'object' && target.default !== undefined
-        ? [[name, join(ROOT, target.default.replace(/^\.\/dist\//u, 'src/').replace(/\.js$/u, '.ts'))]]
-        : [],
-    ),
+    Object.entries(manifest.exports).flatMap(([name, target]) => {
+      const file = typeof target === 'object' ? target[condition] : undefined;
+      return file === undefined ? [] : [[name, join(ROOT, toFile(file))]];
+    }),
   );
 };
 
 /** The names each entry point exports, sorted. */
 const exportedNames = (): Record<string, string[]> => {
-  const entries = entryPoints();
+  const entries = entryDeclarations();
   const config = ts.parseJsonConfigFileContent(
     ts.readConfigFile(join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file)).config,
     ts.sys,
