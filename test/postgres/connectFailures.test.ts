@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate, postgresNotesStore, postgresSessionStore, schemaVersion } from '../../src/postgres/index.js';
-import { type CliRun, runCli } from '../cli/runCli.js';
+import { type CliRun, runCli, runCliHere } from '../cli/runCli.js';
 import { tempDir } from '../tempDirs.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
 
@@ -74,20 +74,28 @@ describe('a port the driver cannot connect to (PGPORT out of range, as the URL n
 describe('a port= parameter out of range', () => {
   it('is refused in one line by the commands, and told by the hook to the user', async () => {
     const cwd = tempDir('pg-port-');
-    for (const port of ['99999', 'abc', '-1', '70000']) {
-      const url = `postgres://u:${PASSWORD}@127.0.0.1:5432/x?port=${port}`;
-      const [listed, migrated, served, hooked] = await Promise.all([
-        runCli(['sessions', 'list', '--store', url], '', { cwd }),
-        runCli(['db', 'migrate', '--store', url], '', { cwd }),
-        runCli(['mcp', '--store', url], '', { cwd }),
-        hookMessage(url, 'port-session', cwd),
-      ]);
-      expectOneLine(listed, 'sessions', 'store_url');
-      expectOneLine(migrated, 'db', 'store_url');
-      expectOneLine(served, 'mcp', 'store_url');
-      expect(hooked).toMatch(
-        /^fact-tracker: store_url: session port-session: FACT_TRACKER_STORE: the store URL's port= parameter/u,
+    const urlOf = (port: string) => `postgres://u:${PASSWORD}@127.0.0.1:5432/x?port=${port}`;
+    // Each command and the hook, as processes: none waits on a connection.
+    const [listed, migrated, served, hooked] = await Promise.all([
+      runCli(['sessions', 'list', '--store', urlOf('99999')], '', { cwd }),
+      runCli(['db', 'migrate', '--store', urlOf('99999')], '', { cwd }),
+      runCli(['mcp', '--store', urlOf('99999')], '', { cwd }),
+      hookMessage(urlOf('99999'), 'port-session', cwd),
+    ]);
+    expectOneLine(listed, 'sessions', 'store_url');
+    expectOneLine(migrated, 'db', 'store_url');
+    expectOneLine(served, 'mcp', 'store_url');
+    expect(hooked).toMatch(
+      /^fact-tracker: store_url: session port-session: FACT_TRACKER_STORE: the store URL's port= parameter/u,
+    );
+    // Every value out of range, read as all of them read a store's URL, through the commands' own code.
+    for (const port of ['abc', '-1', '70000']) {
+      expectOneLine(
+        await runCliHere(['sessions', 'list', '--store', urlOf(port)], '', { cwd }),
+        'sessions',
+        'store_url',
       );
+      expectOneLine(await runCliHere(['db', 'migrate', '--store', urlOf(port)], '', { cwd }), 'db', 'store_url');
     }
   });
 });
