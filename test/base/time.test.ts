@@ -27,6 +27,20 @@ describe('parseIsoTime', () => {
     expect(E.isLeft(parseIsoTime('yesterday'))).toBe(true);
     expect(E.isLeft(parseIsoTime('March 1, 2026'))).toBe(true);
   });
+
+  it('refuses an offset after a date without a time of day, which reads as a date and an hour (2026-03-01-05)', () => {
+    for (const text of ['2026-03-01-05', '2026-03-01+05', '2026-03-01 -05:00', '2026-03-01+0530'])
+      expect(parseIsoTime(text)).toEqual(
+        E.left(
+          expect.objectContaining({
+            message: `${JSON.stringify(text)} is not an ISO-8601 time: an offset needs a time of day`,
+          }),
+        ),
+      );
+    // A date alone in UTC says the one instant it says without the Z.
+    expect(right(parseIsoTime('2026-03-01Z'))).toBe(right(parseIsoTime('2026-03-01')));
+    expect(right(parseIsoTime('2026-03-01T05:00-05'))).toBe(Date.parse('2026-03-01T10:00:00Z'));
+  });
 });
 
 describe('parseEventTime and parseTimeArgument', () => {
