@@ -29,7 +29,7 @@ import { type ContextOptions, loadContext, updateContext, writeContext } from '.
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 import { bundledFixture } from '../fixtures/bundled.js';
-import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
+import { expectOneLineFailure, type Ran, runBinary, runBuiltIn, runIn } from './cliRun.js';
 import { errorOf, loadedOf } from './results.js';
 import { commitAll, copiesOf, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
@@ -466,7 +466,7 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
   it('a secret split by a zero-width space, which the bundle and the dashboard remove, is refused too', async () => {
     const repo = makeRepo();
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 18)}\u200b${'a1B2c3D4e5'.repeat(4).slice(18, 36)}`;
-    const ran = await runBinary(['context', 'checkpoint', '--summary', `Deploy with ${token}`], { cwd: repo });
+    const ran = await runIn(repo, ['context', 'checkpoint', '--summary', `Deploy with ${token}`]);
     expectOneLineFailure(ran, /^fact-tracker context: the summary holds what looks like a GitHub token/u);
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
@@ -486,8 +486,16 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
       'history.jsonl': `${JSON.stringify({ type: 'dispatch', role: 'implementer', taskId: '1', at: 1, result })}\n`,
     });
     for (const json of [[], ['--json']]) {
-      const argv = ['context', 'bundle', '--facts', 'history.jsonl', '--query', 'npm test parser passed', ...json];
-      const ran = await runBinary(argv, { cwd: repo });
+      const argv = [
+        'context',
+        'bundle',
+        '--facts',
+        join(repo, 'history.jsonl'),
+        '--query',
+        'npm test parser passed',
+        ...json,
+      ];
+      const ran = await runIn(repo, argv);
       expect(ran.status).toBe(0);
       expect(ran.stdout).toContain('npm test -- --token=[redacted: a GitHub token] parser passed');
       expect(ran.stdout).not.toContain(token);
@@ -506,7 +514,7 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
       ['context', 'show', '--json'],
       ['context', 'bundle'],
     ]) {
-      const ran = await runBinary(argv, { cwd: repo });
+      const ran = await runIn(repo, argv);
       expect(ran.status).toBe(0);
       expect(ran.stdout).toContain('codex');
       expect(ran.stdout).toContain('[redacted: a GitHub token]');
@@ -523,7 +531,7 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
       ['context', 'show'],
       ['context', 'bundle'],
     ]) {
-      const ran = await runBinary(argv, { cwd: repo });
+      const ran = await runIn(repo, argv);
       expect(ran.status).toBe(0);
       expect(ran.stdout).not.toContain('planted-7f3a');
       expect(ran.stderr).toContain(
@@ -773,7 +781,9 @@ const contextFileText = (bytes: number): string => {
   const one = build(1, 4_000).length;
   const each = build(2, 4_000).length - one;
   const count = Math.ceil((bytes - one) / each) + 1;
-  const text = build(count, 4_000 - (build(count, 4_000).length - bytes));
+  // Each workstream after the first adds `each` characters (its id is padded to one width): the
+  // size of `count` of them is known without building it.
+  const text = build(count, 4_000 - (one + (count - 1) * each - bytes));
   expect(text.length).toBe(bytes);
   return text;
 };
@@ -817,14 +827,17 @@ describe.concurrent('11. context files have a size cap, and the lock wait follow
     loadedOf(await updateContext(options, (context, at) => recordContextClaim(context, { claim: 'short', at })));
   });
 
-  it('eight processes claiming at once on a 1 MiB file all get their turn', async () => {
+  it('four processes claiming at once on a 1 MiB file all get their turn', async () => {
     const repo = makeRepo();
+    // Four writers already queue three behind the holder of the lock, each waiting on reads and
+    // rewrites of the whole file: the queue a lost turn or a too-short wait would show in.
+    const writers = 4;
     writeFiles(repo, { 'data/context/planning_context.json': contextFileText(1024 * 1024) });
     const { spawn } = await import('node:child_process');
     const writer = bundledFixture(fileURLToPath(new URL('./fixtures/writer.mjs', import.meta.url)));
     const runs = await Promise.all(
       Array.from(
-        { length: 8 },
+        { length: writers },
         (_, i) =>
           new Promise<number | null>((resolve) =>
             spawn(process.execPath, [writer, repo, `claimer-${i}`, '1'], { stdio: 'ignore' }).on('exit', resolve),
@@ -833,7 +846,7 @@ describe.concurrent('11. context files have a size cap, and the lock wait follow
     );
     expect(runs).toEqual(runs.map(() => 0));
     const claims = storedFile(repo).contexts.flatMap((context) => context.evidenceLedger.map((entry) => entry.claim));
-    for (let i = 0; i < 8; i += 1) expect(claims).toContain(`claimer-${i} looked at step 0`);
+    for (let i = 0; i < writers; i += 1) expect(claims).toContain(`claimer-${i} looked at step 0`);
   });
 });
 
@@ -968,14 +981,14 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
   it('f: --summary-file /dev/zero is refused after a bounded read', async () => {
     const repo = makeRepo();
     expectOneLineFailure(
-      await runBinary(['context', 'checkpoint', '--summary-file', '/dev/zero'], { cwd: repo }),
+      await runBuiltIn(repo, ['context', 'checkpoint', '--summary-file', '/dev/zero']),
       /^fact-tracker context: cannot read \/dev\/zero: it is larger than the 17,024 bytes it may have \(a summary holds at most 4,000 characters\)/u,
     );
     // A named pipe nobody writes is refused, never waited on.
     const fifo = join(tempDir('summary-fifo-'), 'summary');
     execFileSync('mkfifo', [fifo]);
     expectOneLineFailure(
-      await runBinary(['context', 'checkpoint', '--summary-file', fifo], { cwd: repo, timeoutMs: 30_000 }),
+      await runBuiltIn(repo, ['context', 'checkpoint', '--summary-file', fifo]),
       /^fact-tracker context: --summary-file .*summary is a FIFO \(named pipe\), not a regular file/u,
     );
   });
