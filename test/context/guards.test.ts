@@ -28,7 +28,7 @@ import { writeContext } from '../../src/context/node/index.js';
 import { LOCK_STALE_MS } from '../../src/context/node/files.js';
 import { withFileLock } from '../../src/node/lock.js';
 import { MAIN } from '../cli/runCli.js';
-import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
+import { expectOneLineFailure, type Ran, runBinary, runBuiltIn, runIn } from './cliRun.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 import { errorOf, loadedOf } from './results.js';
 
@@ -142,7 +142,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       const repo = makeRepo();
       for (const claim of ['No regressions, fixed the parser', 'Fixes the parser'])
         expectOneLineFailure(
-          await runBinary(['context', 'claim', claim], { cwd: repo }),
+          await runIn(repo, ['context', 'claim', claim]),
           /^fact-tracker context: claim refused: ".*" says the work is done but gives no evidence/u,
         );
       for (const claim of ["The parser isn't fixed yet", 'Looked at how to fix the parser'])
@@ -214,14 +214,11 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
       unlinkSync(join(repo, 'src', 'parser.ts'));
       execFileSync('mkfifo', [join(repo, 'src', 'parser.ts')]);
-      const shown = await runBinary(['context', 'show'], { cwd: repo, timeoutMs: 20_000 });
+      const shown = await runBuiltIn(repo, ['context', 'show']);
       expect(shown.status).toBe(0);
       expect(shown.stdout).toContain('STALE: tracked files changed');
       expect(shown.stdout).toMatch(/^ {2}M src\/parser\.ts$/mu);
-      const saved = await runBinary(['context', 'checkpoint', '--summary', 'Over a pipe.'], {
-        cwd: repo,
-        timeoutMs: 20_000,
-      });
+      const saved = await runBuiltIn(repo, ['context', 'checkpoint', '--summary', 'Over a pipe.']);
       expect(saved.status).toBe(0);
       expect(saved.stderr).toContain('uncommitted edits of src/parser.ts');
     });
@@ -239,7 +236,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
           ['context', 'bundle'],
           ['context', 'claim', `Beside ${fifo}`],
         ]) {
-          const ran = await runBinary(argv, { cwd: repo, timeoutMs: 20_000 });
+          const ran = await runBuiltIn(repo, argv);
           expect(ran.status).toBe(0);
           if (argv[1] === 'claim') expect(ran.stderr).toContain(warning);
         }
@@ -267,7 +264,12 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         })),
         { argv: ['context', 'show'], cwd: worktree, shown: exclude },
       ];
-      const ran = await Promise.all(runs.map(({ argv, cwd }) => runBinary(argv, { cwd, timeoutMs: 20_000 })));
+      // The linked worktree's run as a process; the others in this one, on the same files.
+      const ran = await Promise.all(
+        runs.map(({ argv, cwd }) =>
+          cwd === repo ? runBuiltIn(cwd, argv) : runBinary(argv, { cwd, timeoutMs: 20_000 }),
+        ),
+      );
       // A git that did open it (and waits still) is given its end before the FIFO goes.
       try {
         closeSync(openSync(exclude, constants.O_WRONLY | constants.O_NONBLOCK));
@@ -281,7 +283,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
           stdout: '',
           stderr: `fact-tracker context: ${shown} is a FIFO (named pipe), not a regular file: git would wait on it for its ignore rules; remove it\n`,
         });
-      expect((await runBinary(['context', 'show'], { cwd: repo })).stdout).toContain('summary verified');
+      expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
     });
   });
 
@@ -295,7 +297,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       for (const when of [new Date(), longAgo]) {
         utimesSync(lock, when, when);
         expectOneLineFailure(
-          await runBinary(['context', 'claim', 'hello'], { cwd: repo }),
+          await runIn(repo, ['context', 'claim', 'hello']),
           /^fact-tracker context: data\/context\/planning_context\.json\.lock is a file, not a lock .*: remove it and try again\n$/u,
         );
       }
@@ -415,7 +417,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         ['context', 'checkpoint', '--summary', 'Parser read.'],
       ])
         expectOneLineFailure(
-          await runBinary(argv, { cwd: dir }),
+          await runIn(dir, argv),
           /^fact-tracker context: .* is not in a git repository: .*nothing was written/u,
         );
       expect(readdirSync(dir)).toEqual([]);
@@ -435,7 +437,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         /^fact-tracker context: --facts .*notes\.txt: 2 lines were rejected, the first at line 1 \(is it a dispatch history\? fact-tracker facts .*notes\.txt lists them\); the bundle holds the facts of the other lines\n$/u,
       );
       expect(ran.stderr).not.toContain('hunter2');
-      expect((await runBinary(['facts', notes], { cwd: repo })).status).toBe(2);
+      expect((await runBuiltIn(repo, ['facts', notes])).status).toBe(2);
       // Its name is the user's, whatever it holds: the line stays one, with no escape in it.
       const named = join(tempDir('facts-'), 'bad\u001b[31m\ndir.txt');
       writeFileSync(named, 'second line\n');
@@ -479,8 +481,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         ['context', 'show', '--workstream', 'a'],
         ['context', 'show', '--workstream', 'a', '--json'],
       ]) {
-        // The bundle as a real process; the rest through the router.
-        const ran = argv[1] === 'bundle' ? await runBinary(argv, { cwd: repo }) : await runIn(repo, argv);
+        const ran = await runIn(repo, argv);
         expect(ran.status).toBe(0);
         expect(ran.stdout).not.toContain(AWS_KEY_ID);
         expect(ran.stdout).not.toContain(GITHUB_TOKEN);
@@ -551,9 +552,10 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       const checkpoint = ['context', 'checkpoint', '--kind', 'implementation', '--summary', 'Look-alikes.'];
       expect((await runIn(repo, checkpoint)).status).toBe(0);
       writeFiles(repo, Object.fromEntries(names.map((name) => [name, 'two\n'])));
+      // show as a process, writing to a real stdout; the bundle through the same build in this one.
       const [show, bundle] = await Promise.all([
         runBinary(['context', 'show', '--kind', 'implementation'], { cwd: repo }),
-        runBinary(['context', 'bundle', '--kind', 'implementation'], { cwd: repo }),
+        runBuiltIn(repo, ['context', 'bundle', '--kind', 'implementation']),
       ]);
       const shown = [
         'src/a b.ts',
