@@ -58,12 +58,10 @@ const stamp = (file: string): string => {
 
 /** Checks that `show` and `bundle` in `repo` find the summary verified. */
 const expectVerified = async (repo: string): Promise<void> => {
-  for (const argv of [
-    ['context', 'show'],
-    ['context', 'bundle'],
-  ])
-    expect((await runIn(repo, argv)).stdout).not.toContain('STALE');
-  expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+  const show = (await runIn(repo, ['context', 'show'])).stdout;
+  expect(show).not.toContain('STALE');
+  expect(show).toContain('summary verified');
+  expect((await runIn(repo, ['context', 'bundle'])).stdout).not.toContain('STALE');
 };
 
 describe.concurrent('issue 53: the smaller ones', SLOW, () => {
@@ -263,8 +261,10 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     const shown = await runBinary(['context', 'show'], { cwd: repo, env: { PATH: `${shim}:${process.env['PATH']}` } });
     expect(shown.status).toBe(0);
     expect(shown.stdout).toContain('  ? src/kept.ts\n');
-    // New links are hashed as git add records them, all at once: committing them keeps the summary verified.
-    for (let i = 0; i < 200; i += 1) symlinkSync(`target-${i}`, join(repo, `link-${i}`));
+    // New links are hashed as git add records them, all at once: committing them keeps the summary
+    // verified (twenty links take the path two hundred would: their targets are hashed in the
+    // process, with no git process per link).
+    for (let i = 0; i < 20; i += 1) symlinkSync(`target-${i}`, join(repo, `link-${i}`));
     expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Links made.'])).status).toBe(0);
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'links');
