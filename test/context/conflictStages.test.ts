@@ -217,15 +217,11 @@ const withBrokenWorkstream = (text: string): string => {
 
 /**
  * A repository on main in the middle of merging `side`, where both changed main's context (a
- * decision each): the context file conflicts, with markers of `markerSize`; with `keptApart`, a
- * workstream broken by hand before the branches parted is kept apart on both sides.
+ * decision each): the context file conflicts; with `keptApart`, a workstream broken by hand
+ * before the branches parted is kept apart on both sides.
  */
-const conflictOnMain = async (markerSize = 7, keptApart = false): Promise<string> => {
+const conflictOnMain = async (keptApart = false): Promise<string> => {
   const repo = makeRepo();
-  if (markerSize !== 7) {
-    writeFileSync(join(repo, '.gitattributes'), `data/context/*.json conflict-marker-size=${markerSize}\n`);
-    commitAll(repo, 'attributes');
-  }
   const checkpoint = async (...argv: string[]): Promise<void> => {
     const run = await runIn(repo, ['context', 'checkpoint', ...argv]);
     expect(run.status).toBe(0);
@@ -246,9 +242,12 @@ const conflictOnMain = async (markerSize = 7, keptApart = false): Promise<string
   return repo;
 };
 
+/** A copy of one `conflictOnMain()` repository, made once per test file (a dozen git processes and writes). */
+const conflictOnMainCopy = copiesOf(() => conflictOnMain());
+
 describe.sequential('a context file in conflict during a merge', SLOW, () => {
   it('keeps what was edited by hand between its markers: its sides are the markers’ while they give context files', async () => {
-    const repo = await conflictOnMain();
+    const repo = await conflictOnMainCopy();
     const file = join(repo, ...CONTEXT_JSON);
     writeFileSync(file, readFileSync(file, 'utf8').replace('Side question?', 'Side question, edited by hand?'));
     const resolved = await runIn(repo, ['context', 'resolve']);
@@ -260,7 +259,7 @@ describe.sequential('a context file in conflict during a merge', SLOW, () => {
   });
 
   it('keeps what was edited by hand between its markers while a side keeps apart only what its stage keeps apart', async () => {
-    const repo = await conflictOnMain(7, true);
+    const repo = await conflictOnMain(true);
     const file = join(repo, ...CONTEXT_JSON);
     writeFileSync(file, readFileSync(file, 'utf8').replace('Side question?', 'Side question, edited by hand?'));
     const resolved = await runIn(repo, ['context', 'resolve']);
@@ -274,8 +273,11 @@ describe.sequential('a context file in conflict during a merge', SLOW, () => {
   });
 
   it('with markers of another length (conflict-marker-size), is read from the index, never moved aside', async () => {
-    const repo = await conflictOnMain(9);
-    expect(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).toMatch(/^<{9} HEAD$/mu);
+    const repo = await conflictOnMainCopy();
+    // The markers git writes for the attribute: the conflict checked out again from the index's stages.
+    writeFileSync(join(repo, '.gitattributes'), 'data/context/*.json conflict-marker-size=9\n');
+    git(repo, 'checkout', '--conflict=merge', '--', CONTEXT_JSON.join('/'));
+    expect(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).toMatch(/^<{9} ours$/mu);
     const resolved = await runIn(repo, ['context', 'resolve']);
     expect(resolved.stderr).toBe('');
     expect(resolved.status).toBe(0);
