@@ -16,7 +16,7 @@ import type { ContextFile } from '../../src/context/model.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { decodeSessionsFile } from '../../src/context/sessionsFile.js';
 import { emptySharedContext } from '../../src/context/update.js';
-import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
+import { expectOneLineFailure, runIn } from './cliRun.js';
 import { commitAll, copiesOf, git, makeRepo, readJson } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
@@ -154,7 +154,7 @@ const workstreamsIn = (repo: string): string[] =>
 describe('the CLI on a file that stores keys as typed', SLOW, () => {
   it('show finds "api " and a decomposed café by their typed names, and a write updates each in place', async () => {
     const repo = await repoStoring('api ', 'cafe\u0301');
-    const show = await runBinary(['context', 'show', '--workstream', 'api'], { cwd: repo });
+    const show = await runIn(repo, ['context', 'show', '--workstream', 'api']);
     expect(show.status).toBe(0);
     expect(show.stdout).toContain('The api summary.');
     expect((await runIn(repo, ['context', 'show', '--workstream', 'caf\u00e9'])).stdout).toContain('The cafe summary.');
@@ -230,18 +230,18 @@ describe('the CLI on an entry kept apart beside a served entry of its very key',
     const stored = readJson(file) as { contexts: Array<Record<string, unknown>> };
     const broken = { ...stored.contexts[0]!, open_decisions: [{ id: 'D1', text: 'Use REST', status: 'bogus' }] };
     writeFileSync(file, `${JSON.stringify({ ...stored, contexts: [...stored.contexts, broken] }, null, 2)}\n`);
-    const warned = await runBinary(['context', 'show', '--workstream', 'web'], { cwd: repo });
+    const warned = await runIn(repo, ['context', 'show', '--workstream', 'web']);
     expect(warned.status).toBe(0);
     expect(warned.stderr).toContain('contexts[2].open_decisions[0].status');
     expect(warned.stderr).toContain('do not fix this one in place');
     expectOneLineFailure(
-      await runBinary(['context', 'show', '--workstream', 'api'], { cwd: repo }),
+      await runIn(repo, ['context', 'show', '--workstream', 'api']),
       /merge the two into one entry, or remove one, by hand, then try again\n$/u,
     );
     // Fixed in place as a plain "fix it by hand" would suggest: the file now holds the key twice.
     const fixed = readFileSync(file, 'utf8').replace('"bogus"', '"open"');
     writeFileSync(file, fixed);
-    const write = await runBinary(['context', 'checkpoint', '--workstream', 'web', '--summary', 'T.'], { cwd: repo });
+    const write = await runIn(repo, ['context', 'checkpoint', '--workstream', 'web', '--summary', 'T.']);
     expectOneLineFailure(
       write,
       /entries 0 and 2 share one key \(workstream api, branch main\); nothing was written and the file was left as it is: merge the two entries into one, or remove one/u,

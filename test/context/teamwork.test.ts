@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } fro
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ContextOptions, loadContext, writeContext } from '../../src/context/node/index.js';
-import { runBinary, runIn } from './cliRun.js';
+import { runIn } from './cliRun.js';
 import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
@@ -117,12 +117,12 @@ describe.concurrent('issue 53: what loses or leaks context', SLOW, () => {
     execFileSync('mkfifo', [fifo]);
     for (const [facts, said] of [
       [
-        'data/memory/history.jsonl',
+        join(repo, 'data', 'memory', 'history.jsonl'),
         /data\/memory\/history\.jsonl is a symbolic link to \/dev\/zero, outside the repository/u,
       ],
       [fifo, /history\.jsonl: is a FIFO \(named pipe\), not a regular file/u],
     ] as const) {
-      const ran = await runBinary(['context', 'bundle', '--facts', facts], { cwd: repo, timeoutMs: 20_000 });
+      const ran = await runIn(repo, ['context', 'bundle', '--facts', facts]);
       expect(ran.status).toBe(1);
       expect(ran.stdout).toBe('');
       expect(ran.stderr).toMatch(said);
