@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure, INTERNAL, internalFailure } from '../../base/failure.js';
 import { clipEnd, collapseWhitespace } from '../../base/text.js';
-import { parseEventTime } from '../../base/time.js';
+import { parseEventTime, parseTimeArgument as parseTimeText } from '../../base/time.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
 
 /** What a tool hands back. */
@@ -68,13 +68,16 @@ export const atBoundary =
     }
   };
 
-/** A time argument (ISO-8601 or epoch milliseconds), or why it is not one. */
+/**
+ * A time argument (ISO-8601, or epoch milliseconds as a number or as digits in a string, as
+ * `--as-of` takes them: a model often quotes a number), or why it is not one.
+ */
 export const parseTimeArgument = (
   value: string | number | undefined,
   name: string,
 ): E.Either<Failure, number | undefined> => {
   if (value === undefined) return E.right(undefined);
-  const parsed = parseEventTime(value);
+  const parsed = typeof value === 'string' ? parseTimeText(value) : parseEventTime(value);
   return E.isLeft(parsed)
     ? E.left(
         failure('invalid_field', `${name} is not a time: ${parsed.left.message}; give ISO-8601 or epoch milliseconds`),

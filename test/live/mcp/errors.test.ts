@@ -9,9 +9,16 @@ import {
   ProtocolErrorCode,
   ResourceNotFoundError,
 } from '@modelcontextprotocol/server';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { fitAnswer } from '../../../src/live/mcp/answer.js';
-import { atBoundary, codedToolError, failureAnswer, MAX_TOOL_ERROR_LENGTH } from '../../../src/live/mcp/errors.js';
+import {
+  atBoundary,
+  codedToolError,
+  failureAnswer,
+  MAX_TOOL_ERROR_LENGTH,
+  parseTimeArgument,
+} from '../../../src/live/mcp/errors.js';
 import { invalidParams } from '../../../src/live/mcp/params.js';
 import { createFactTrackerMcpServer } from '../../../src/live/mcp/server.js';
 import { tempDir } from '../../tempDirs.js';
@@ -19,6 +26,30 @@ import { SECRETS, secretPart } from '../../fixtures/secrets.js';
 import { implementerAnswer } from '../hook/host.js';
 
 const textOf = (answer: { content: ReadonlyArray<{ text: string }> }): string => answer.content[0]!.text;
+
+describe('a time argument of a tool', () => {
+  it('takes epoch milliseconds as a number or as digits in a string, as --as-of takes them, and ISO-8601', () => {
+    // A model often quotes a number: told to give epoch milliseconds, it had given them.
+    expect(parseTimeArgument('1772359200000', 'asOf')).toEqual(E.right(1772359200000));
+    expect(parseTimeArgument(' 1772359200000 ', 'asOf')).toEqual(E.right(1772359200000));
+    expect(parseTimeArgument(1772359200000.6, 'asOf')).toEqual(E.right(1772359200000));
+    expect(parseTimeArgument('2026-03-01T10:00:00Z', 'at')).toEqual(E.right(1772359200000));
+    expect(parseTimeArgument(undefined, 'at')).toEqual(E.right(undefined));
+    for (const [text, why] of [
+      ['99999999999999999', '99999999999999999 milliseconds is outside the years 0000 to 9999'],
+      ['1772359200000.5', '"1772359200000.5" is not an ISO-8601 time'],
+      ['yesterday', '"yesterday" is not an ISO-8601 time'],
+    ])
+      expect(parseTimeArgument(text, 'asOf')).toEqual(
+        E.left(
+          expect.objectContaining({
+            code: 'invalid_field',
+            message: `asOf is not a time: ${why}; give ISO-8601 or epoch milliseconds`,
+          }),
+        ),
+      );
+  });
+});
 
 describe('the MCP server failures', () => {
   it('a tool that throws answers a tool error of code internal that names the bug, and the next call is served', async () => {
