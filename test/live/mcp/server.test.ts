@@ -21,7 +21,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../../src/index.js';
-import { type CliRun, MAIN, ROOT, runCli } from '../../cli/runCli.js';
+import { type CliRun, MAIN, ROOT, runCli, runCliHere } from '../../cli/runCli.js';
 import { implementerAnswer } from '../hook/host.js';
 import { toolCallOf } from './historyCalls.js';
 import { tempDir } from '../../tempDirs.js';
@@ -29,12 +29,12 @@ import { tempDir } from '../../tempDirs.js';
 const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
 
 /**
- * The binary's `replay EXAMPLE --json`, run once for the file: two tests compare what the server
- * serves with it, and it is the same run of the same binary on the same file each time.
+ * `replay EXAMPLE --json` (the built command in this process), run once for the file: two tests
+ * compare what the server serves with it, and it is the same run on the same file each time.
  */
 const exampleReplay = ((): (() => Promise<CliRun>) => {
   let run: Promise<CliRun> | undefined;
-  return () => (run ??= runCli(['replay', EXAMPLE, '--json']));
+  return () => (run ??= runCliHere(['replay', EXAMPLE, '--json']));
 })();
 
 interface ToolResult {
@@ -81,7 +81,8 @@ const structured = (result: ToolResult): Record<string, unknown> => {
   return result.structuredContent;
 };
 
-// One server for the file, and a few runs of the binary: seconds each on a loaded machine.
+// One server for most of the file (seconds to start on a loaded machine); the other commands the
+// tests compare it with run in this process.
 describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
   let cwd: string;
   let client: Client;
@@ -120,7 +121,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     expect(resourceTemplates.map((template) => template.uriTemplate)).toEqual(['fact-tracker://sessions/{sessionId}']);
     const schemas = await client.readResource({ uri: 'fact-tracker://schemas/dispatch-result' });
     const schemasText = (schemas.contents[0] as { text: string }).text;
-    const expected = await runCli(['schema', 'implementer']);
+    const expected = await runCliHere(['schema', 'implementer']);
     expect(JSON.parse(schemasText)).toMatchObject({
       begin: 'BEGIN_DISPATCH_RESULT',
       end: 'END_DISPATCH_RESULT',
@@ -195,7 +196,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     );
     // The session's log is a dispatch history: replaying it prints the example's report, byte for byte.
     const log = join(cwd, '.fact-tracker', 'sessions', 'web-api.jsonl');
-    expect((await runCli(['replay', log, '--json'])).stdout).toBe(replayed.stdout);
+    expect((await runCliHere(['replay', log, '--json'])).stdout).toBe(replayed.stdout);
   });
 
   it('changes nothing when a result is sent again with the same time', async () => {
@@ -288,7 +289,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       token.slice(4),
     );
     // The file's later tests count the sessions of the project.
-    expect((await runCli(['sessions', 'delete', sessionId], '', { cwd, env: {} })).status).toBe(0);
+    expect((await runCliHere(['sessions', 'delete', sessionId], '', { cwd, env: {} })).status).toBe(0);
   });
 
   it('answers a session deleted while it holds it open as a fresh server would: unknown_session, and no log made again', async () => {
@@ -296,7 +297,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     const output = { task_id: '1', status: 'completed', summary: 'One', files_changed: ['src/one.ts'] };
     structured(await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output }));
     expect(structured(await call(client, 'list_facts', { sessionId }))['total']).not.toBe(0);
-    const deleted = await runCli(['sessions', 'delete', sessionId], '', { cwd, env: {} });
+    const deleted = await runCliHere(['sessions', 'delete', sessionId], '', { cwd, env: {} });
     expect([deleted.status, deleted.stderr]).toEqual([0, '']);
     const log = join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`);
     expect(existsSync(log)).toBe(false);
@@ -319,7 +320,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     );
     expect([again['line'], again['duplicate']]).toEqual([1, false]);
     expect(readFileSync(log, 'utf8').split('\n')).toHaveLength(2);
-    expect((await runCli(['sessions', 'delete', sessionId], '', { cwd, env: {} })).status).toBe(0);
+    expect((await runCliHere(['sessions', 'delete', sessionId], '', { cwd, env: {} })).status).toBe(0);
   });
 
   it('answers every bad call with a clean tool error and keeps serving', async () => {
@@ -523,8 +524,8 @@ describe('fact-tracker mcp --tokenizer o200k', { timeout: 120_000 }, () => {
         (prompt) => prompt.sessionContext,
       );
     const [replayed, estimated, example] = await Promise.all([
-      runCli(['replay', log, '--json']),
-      runCli(['replay', log, '--json', '--tokenizer', 'estimate']),
+      runCliHere(['replay', log, '--json']),
+      runCliHere(['replay', log, '--json', '--tokenizer', 'estimate']),
       exampleReplay(),
     ]);
     expect([replayed.status, replayed.stderr]).toEqual([0, '']);
@@ -537,98 +538,98 @@ describe('fact-tracker mcp --tokenizer o200k', { timeout: 120_000 }, () => {
 });
 
 describe('fact-tracker mcp --layout grouped', { timeout: 120_000 }, () => {
+  // One server for both tests, each on a session of its own.
+  let cwd: string;
+  let client: Client;
+  let stderr: () => string;
+  beforeAll(async () => {
+    cwd = tempDir('mcp-layout-');
+    ({ client, stderr } = await connect(cwd, '--layout', 'grouped'));
+  }, 60_000);
+  afterAll(async () => {
+    await client.close();
+  });
+
   it("lays out the sections of calls that name no layout as it says, a call's own layout over it, and keeps each in the prompt's line", async () => {
-    const cwd = tempDir('mcp-layout-');
-    const { client, stderr } = await connect(cwd, '--layout', 'grouped');
-    try {
-      const sessionId = 'layout';
-      const answer = implementerAnswer('1', 'src/config.ts').replace(
-        '"files_changed": [\n    "src/config.ts"\n  ]',
-        '"files_changed": [\n    "src/config.ts",\n    "src/server.ts"\n  ]',
-      );
-      structured(await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output: answer }));
-      const prompt = { sessionId, taskPrompt: 'Read src/config.ts in src/server.ts' };
-      const grouped = structured(await call(client, 'compile_context', { ...prompt, taskId: '2' }));
-      const lines = structured(await call(client, 'compile_context', { ...prompt, taskId: '3', layout: 'lines' }));
-      expect(grouped['sessionContext']).toMatch(/^- task:1 modified src\/\w+\.ts, src\/\w+\.ts$/mu);
-      expect(lines['sessionContext']).toContain('- src/config.ts modified_by task:1 [task:1]\n');
-      const refused = await call(client, 'compile_context', { ...prompt, taskId: '4', layout: 'wide' });
-      expect([refused.isError, text(refused)]).toEqual([true, expect.stringMatching(/^invalid_arguments: .*layout/u)]);
-      const log = join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`);
-      const layouts = readFileSync(log, 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => (JSON.parse(line) as { layout?: string }).layout);
-      expect(layouts).toEqual([undefined, 'grouped', 'lines']);
-      const replayed = await runCli(['replay', log, '--json']);
-      expect(replayed.status).toBe(0);
-      const sections = (JSON.parse(replayed.stdout) as { prompts: Array<{ sessionContext: string }> }).prompts;
-      expect(sections.map((section) => section.sessionContext)).toEqual([
-        grouped['sessionContext'],
-        lines['sessionContext'],
-      ]);
-      expect(stderr()).toBe('');
-    } finally {
-      await client.close();
-    }
+    const sessionId = 'layout';
+    const answer = implementerAnswer('1', 'src/config.ts').replace(
+      '"files_changed": [\n    "src/config.ts"\n  ]',
+      '"files_changed": [\n    "src/config.ts",\n    "src/server.ts"\n  ]',
+    );
+    structured(await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output: answer }));
+    const prompt = { sessionId, taskPrompt: 'Read src/config.ts in src/server.ts' };
+    const grouped = structured(await call(client, 'compile_context', { ...prompt, taskId: '2' }));
+    const lines = structured(await call(client, 'compile_context', { ...prompt, taskId: '3', layout: 'lines' }));
+    expect(grouped['sessionContext']).toMatch(/^- task:1 modified src\/\w+\.ts, src\/\w+\.ts$/mu);
+    expect(lines['sessionContext']).toContain('- src/config.ts modified_by task:1 [task:1]\n');
+    const refused = await call(client, 'compile_context', { ...prompt, taskId: '4', layout: 'wide' });
+    expect([refused.isError, text(refused)]).toEqual([true, expect.stringMatching(/^invalid_arguments: .*layout/u)]);
+    const log = join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`);
+    const layouts = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { layout?: string }).layout);
+    expect(layouts).toEqual([undefined, 'grouped', 'lines']);
+    const replayed = await runCliHere(['replay', log, '--json']);
+    expect(replayed.status).toBe(0);
+    const sections = (JSON.parse(replayed.stdout) as { prompts: Array<{ sessionContext: string }> }).prompts;
+    expect(sections.map((section) => section.sessionContext)).toEqual([
+      grouped['sessionContext'],
+      lines['sessionContext'],
+    ]);
+    expect(stderr()).toBe('');
   });
   it("explains the section as it was given: the recorded prompt's layout and limits, else the server's layout", async () => {
-    const cwd = tempDir('mcp-layout-');
-    const { client, stderr } = await connect(cwd, '--layout', 'grouped');
-    try {
-      const sessionId = 'explained';
-      // Many files per task: the layouts fit different facts in one budget.
-      for (let task = 1; task <= 12; task += 1)
-        structured(
-          await call(client, 'ingest_result', {
-            sessionId,
-            taskId: String(task),
-            role: 'implementer',
-            at: task * 1000,
-            output: {
-              task_id: String(task),
-              status: 'completed',
-              summary: `task ${task} on module ${task % 3}`,
-              files_changed: Array.from({ length: 8 }, (_, i) => `src/mod${task % 3}/file${i}_${task}.ts`),
-            },
-          }),
-        );
-      const key = (fact: Record<string, unknown>) => `${String(fact['subject'])} ${String(fact['relation'])}`;
-      const explained = async (args: Record<string, unknown>) => {
-        const answer = structured(await call(client, 'explain_context', { sessionId, limit: 1000, ...args }));
-        const decisions = answer['decisions'] as ReadonlyArray<Record<string, unknown>>;
-        const included = decisions.filter((decision) => decision['decision'] === 'included').map(key);
-        return { line: answer['line'], layout: answer['layout'], included: included.sort() };
-      };
-      const compiled = async (args: Record<string, unknown>) => {
-        const answer = structured(await call(client, 'compile_context', { sessionId, ...args }));
-        return {
-          line: answer['line'],
-          included: (answer['facts'] as ReadonlyArray<Record<string, unknown>>).map(key).sort(),
-        };
-      };
-      const prompt = { taskPrompt: 'refactor the src/mod1 files' };
-      // Before its prompt is recorded: the server's layout, as compile_context will lay it out.
-      const before = await explained({ ...prompt, taskId: 'p' });
-      const grouped = await compiled({ ...prompt, taskId: 'p' });
-      expect(before).toEqual({ line: undefined, layout: 'grouped', included: grouped.included });
-      // Recorded with its own layout and limits: explained with them.
-      const own = { ...prompt, taskId: 'q', layout: 'lines', maxFacts: 5 };
-      const lines = await compiled(own);
-      expect(lines.included).not.toEqual(grouped.included);
-      expect(await explained({ ...prompt, taskId: 'q' })).toEqual({
-        line: lines.line,
-        layout: 'lines',
-        included: lines.included,
-      });
-      // The call's own settings go first.
-      expect((await explained({ ...prompt, taskId: 'q', layout: 'grouped', maxFacts: 60 })).included).toEqual(
-        grouped.included,
+    const sessionId = 'explained';
+    // Many files per task: the layouts fit different facts in one budget.
+    for (let task = 1; task <= 12; task += 1)
+      structured(
+        await call(client, 'ingest_result', {
+          sessionId,
+          taskId: String(task),
+          role: 'implementer',
+          at: task * 1000,
+          output: {
+            task_id: String(task),
+            status: 'completed',
+            summary: `task ${task} on module ${task % 3}`,
+            files_changed: Array.from({ length: 8 }, (_, i) => `src/mod${task % 3}/file${i}_${task}.ts`),
+          },
+        }),
       );
-      expect(stderr()).toBe('');
-    } finally {
-      await client.close();
-    }
+    const key = (fact: Record<string, unknown>) => `${String(fact['subject'])} ${String(fact['relation'])}`;
+    const explained = async (args: Record<string, unknown>) => {
+      const answer = structured(await call(client, 'explain_context', { sessionId, limit: 1000, ...args }));
+      const decisions = answer['decisions'] as ReadonlyArray<Record<string, unknown>>;
+      const included = decisions.filter((decision) => decision['decision'] === 'included').map(key);
+      return { line: answer['line'], layout: answer['layout'], included: included.sort() };
+    };
+    const compiled = async (args: Record<string, unknown>) => {
+      const answer = structured(await call(client, 'compile_context', { sessionId, ...args }));
+      return {
+        line: answer['line'],
+        included: (answer['facts'] as ReadonlyArray<Record<string, unknown>>).map(key).sort(),
+      };
+    };
+    const prompt = { taskPrompt: 'refactor the src/mod1 files' };
+    // Before its prompt is recorded: the server's layout, as compile_context will lay it out.
+    const before = await explained({ ...prompt, taskId: 'p' });
+    const grouped = await compiled({ ...prompt, taskId: 'p' });
+    expect(before).toEqual({ line: undefined, layout: 'grouped', included: grouped.included });
+    // Recorded with its own layout and limits: explained with them.
+    const own = { ...prompt, taskId: 'q', layout: 'lines', maxFacts: 5 };
+    const lines = await compiled(own);
+    expect(lines.included).not.toEqual(grouped.included);
+    expect(await explained({ ...prompt, taskId: 'q' })).toEqual({
+      line: lines.line,
+      layout: 'lines',
+      included: lines.included,
+    });
+    // The call's own settings go first.
+    expect((await explained({ ...prompt, taskId: 'q', layout: 'grouped', maxFacts: 60 })).included).toEqual(
+      grouped.included,
+    );
+    expect(stderr()).toBe('');
   });
 });
 
@@ -778,126 +779,122 @@ const rawClient = async (
   return { client, stderr: () => stderr, send };
 };
 
+/**
+ * One raw client for the tests of messages the SDK would answer badly (each test sends ids of its
+ * own): a server started once serves them all, as it serves any client on.
+ */
+const sharedRawClient = ((): (() => ReturnType<typeof rawClient>) => {
+  let made: ReturnType<typeof rawClient> | undefined;
+  afterAll(async () => {
+    if (made !== undefined) await (await made).client.close();
+  });
+  return () => (made ??= rawClient('mcp-raw-'));
+})();
+
 describe('a JSON-RPC message the SDK would answer badly, or not at all', { timeout: 120_000 }, () => {
   it('the protocol’s schema refuses gets an invalid request error (-32600) with its id, instead of no answer at all, and the server keeps serving', async () => {
-    const raw = await rawClient('mcp-refused-');
-    try {
-      // Each is JSON-RPC to the letter, but not as MCP's schema has it: the SDK would drop it unanswered.
-      const answers = await raw.send(
-        [
-          '{"jsonrpc":"2.0","id":901,"method":"ping","extra":1}',
-          '{"jsonrpc":"2.0","id":902,"method":"tools/list","params":{"_meta":5}}',
-          '{"jsonrpc":"2.0","id":903,"method":"tools/call","params":{"name":"list_facts","arguments":{"sessionId":"s"},"_meta":{"progressToken":null}}}',
-          '{"jsonrpc":"2.0","id":904,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}}',
-          '{"jsonrpc":"2.0","id":905,"method":"ping","result":{}}',
-        ],
-        [901, 902, 903, 904, 905],
-      );
-      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
-        [901, 902, 903, 904, 905].map((id) => [id, -32600]),
-      );
-      for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: \S[^\n]*$/u);
-      // The server reads on, and the refusals were answered, not dumped on standard error.
-      const compiled = structured(
-        await call(raw.client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
-      );
-      expect(compiled['line']).toBe(1);
-      expect(raw.stderr()).toBe('');
-    } finally {
-      await raw.client.close();
-    }
+    const raw = await sharedRawClient();
+    // Each is JSON-RPC to the letter, but not as MCP's schema has it: the SDK would drop it unanswered.
+    const answers = await raw.send(
+      [
+        '{"jsonrpc":"2.0","id":901,"method":"ping","extra":1}',
+        '{"jsonrpc":"2.0","id":902,"method":"tools/list","params":{"_meta":5}}',
+        '{"jsonrpc":"2.0","id":903,"method":"tools/call","params":{"name":"list_facts","arguments":{"sessionId":"s"},"_meta":{"progressToken":null}}}',
+        '{"jsonrpc":"2.0","id":904,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}}',
+        '{"jsonrpc":"2.0","id":905,"method":"ping","result":{}}',
+      ],
+      [901, 902, 903, 904, 905],
+    );
+    expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
+      [901, 902, 903, 904, 905].map((id) => [id, -32600]),
+    );
+    for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: \S[^\n]*$/u);
+    // The server reads on, and the refusals were answered, not dumped on standard error.
+    const compiled = structured(
+      await call(raw.client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
+    );
+    expect(compiled['line']).toBe(1);
+    expect(raw.stderr()).toBe('');
   });
 });
 
 describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, () => {
   it('gets an invalid params error (-32602) that names the field in one line, not an internal error with a dump of the schema', async () => {
-    const raw = await rawClient('mcp-params-');
-    try {
-      const answers = await raw.send(
-        [
-          '{"jsonrpc":"2.0","id":911,"method":"resources/read","params":{"uri":5}}',
-          '{"jsonrpc":"2.0","id":912,"method":"tools/call","params":{"name":5}}',
-          '{"jsonrpc":"2.0","id":913,"method":"tools/call"}',
-          '{"jsonrpc":"2.0","id":914,"method":"initialize","params":{}}',
-          '{"jsonrpc":"2.0","id":915,"method":"tools/call","params":{"name":"list_facts","arguments":[1]}}',
-          // A name an object has by its prototype is no tool, as any other name that is none.
-          '{"jsonrpc":"2.0","id":916,"method":"tools/call","params":{"name":"toString","arguments":{}}}',
-          '{"jsonrpc":"2.0","id":917,"method":"tools/call","params":{"name":"__proto__","arguments":{}}}',
-          // A URI too long for the SDK to match is the client's mistake, not the server's failure.
-          `{"jsonrpc":"2.0","id":918,"method":"resources/read","params":{"uri":"fact-tracker://sessions/${'x'.repeat(1_100_000)}"}}`,
-        ],
-        [911, 912, 913, 914, 915, 916, 917, 918],
-      );
-      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
-        [911, 912, 913, 914, 915, 916, 917, 918].map((id) => [id, -32602]),
-      );
-      expect(answers.map(({ error }) => error?.message)).toEqual([
-        expect.stringMatching(/^Invalid params for resources\/read: params\.uri [^\n]+$/u),
-        expect.stringMatching(/^Invalid params for tools\/call: params\.name [^\n]+$/u),
-        expect.stringMatching(/^Invalid params for tools\/call: params [^\n]+$/u),
-        expect.stringMatching(/^Invalid params for initialize: params\.\w+ [^\n]+$/u),
-        expect.stringMatching(/^Invalid params for tools\/call: params\.arguments [^\n]+$/u),
-        'Tool toString not found',
-        'Tool __proto__ not found',
-        expect.stringMatching(/^Invalid params for resources\/read: the URI is over [\d,]+ characters$/u),
-      ]);
-      // The server serves on.
-      expect((await raw.client.listTools()).tools).toHaveLength(5);
-      expect(raw.stderr()).toBe('');
-    } finally {
-      await raw.client.close();
-    }
+    const raw = await sharedRawClient();
+    const answers = await raw.send(
+      [
+        '{"jsonrpc":"2.0","id":911,"method":"resources/read","params":{"uri":5}}',
+        '{"jsonrpc":"2.0","id":912,"method":"tools/call","params":{"name":5}}',
+        '{"jsonrpc":"2.0","id":913,"method":"tools/call"}',
+        '{"jsonrpc":"2.0","id":914,"method":"initialize","params":{}}',
+        '{"jsonrpc":"2.0","id":915,"method":"tools/call","params":{"name":"list_facts","arguments":[1]}}',
+        // A name an object has by its prototype is no tool, as any other name that is none.
+        '{"jsonrpc":"2.0","id":916,"method":"tools/call","params":{"name":"toString","arguments":{}}}',
+        '{"jsonrpc":"2.0","id":917,"method":"tools/call","params":{"name":"__proto__","arguments":{}}}',
+        // A URI too long for the SDK to match is the client's mistake, not the server's failure.
+        `{"jsonrpc":"2.0","id":918,"method":"resources/read","params":{"uri":"fact-tracker://sessions/${'x'.repeat(1_100_000)}"}}`,
+      ],
+      [911, 912, 913, 914, 915, 916, 917, 918],
+    );
+    expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
+      [911, 912, 913, 914, 915, 916, 917, 918].map((id) => [id, -32602]),
+    );
+    expect(answers.map(({ error }) => error?.message)).toEqual([
+      expect.stringMatching(/^Invalid params for resources\/read: params\.uri [^\n]+$/u),
+      expect.stringMatching(/^Invalid params for tools\/call: params\.name [^\n]+$/u),
+      expect.stringMatching(/^Invalid params for tools\/call: params [^\n]+$/u),
+      expect.stringMatching(/^Invalid params for initialize: params\.\w+ [^\n]+$/u),
+      expect.stringMatching(/^Invalid params for tools\/call: params\.arguments [^\n]+$/u),
+      'Tool toString not found',
+      'Tool __proto__ not found',
+      expect.stringMatching(/^Invalid params for resources\/read: the URI is over [\d,]+ characters$/u),
+    ]);
+    // The server serves on.
+    expect((await raw.client.listTools()).tools).toHaveLength(5);
+    expect(raw.stderr()).toBe('');
   });
 
   it('an unknown tool or resource is named in a short line of its own, however long the name and whatever it holds', async () => {
-    const raw = await rawClient('mcp-unknown-');
-    try {
-      const hostile = `evil\n\u202e${'x'.repeat(1_000_000)}`;
-      const answers = await raw.send(
-        [
-          JSON.stringify({ jsonrpc: '2.0', id: 921, method: 'tools/call', params: { name: hostile, arguments: {} } }),
-          JSON.stringify({ jsonrpc: '2.0', id: 922, method: 'resources/read', params: { uri: hostile } }),
-          JSON.stringify({ jsonrpc: '2.0', id: 923, method: 'resources/read', params: { uri: 'fact-tracker://x\ny' } }),
-          '{"jsonrpc":"2.0","id":924,"method":"tools/call","params":{"name":"list_fact","arguments":{}}}',
-        ],
-        [921, 922, 923, 924],
-      );
-      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([921, 922, 923, 924].map((id) => [id, -32602]));
-      expect(answers.map(({ error }) => error?.message)).toEqual([
-        expect.stringMatching(/^Tool "evil\\n\\u202ex+\.\.\." not found$/u),
-        expect.stringMatching(/^Resource URI "evil\\n\\u202ex+\.\.\." is invalid$/u),
-        'Resource not found: "fact-tracker://x\\ny"',
-        // A plain name stays bare.
-        'Tool list_fact not found',
-      ]);
-      for (const { error } of answers) expect(error!.message.length).toBeLessThan(100);
-    } finally {
-      await raw.client.close();
-    }
+    const raw = await sharedRawClient();
+    const hostile = `evil\n\u202e${'x'.repeat(1_000_000)}`;
+    const answers = await raw.send(
+      [
+        JSON.stringify({ jsonrpc: '2.0', id: 921, method: 'tools/call', params: { name: hostile, arguments: {} } }),
+        JSON.stringify({ jsonrpc: '2.0', id: 922, method: 'resources/read', params: { uri: hostile } }),
+        JSON.stringify({ jsonrpc: '2.0', id: 923, method: 'resources/read', params: { uri: 'fact-tracker://x\ny' } }),
+        '{"jsonrpc":"2.0","id":924,"method":"tools/call","params":{"name":"list_fact","arguments":{}}}',
+      ],
+      [921, 922, 923, 924],
+    );
+    expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([921, 922, 923, 924].map((id) => [id, -32602]));
+    expect(answers.map(({ error }) => error?.message)).toEqual([
+      expect.stringMatching(/^Tool "evil\\n\\u202ex+\.\.\." not found$/u),
+      expect.stringMatching(/^Resource URI "evil\\n\\u202ex+\.\.\." is invalid$/u),
+      'Resource not found: "fact-tracker://x\\ny"',
+      // A plain name stays bare.
+      'Tool list_fact not found',
+    ]);
+    for (const { error } of answers) expect(error!.message.length).toBeLessThan(100);
   });
 });
 
 describe('a batch of JSON-RPC messages', { timeout: 120_000 }, () => {
   it('is refused, each request of it with its own id, so that no call of it waits forever for an answer', async () => {
-    const raw = await rawClient('mcp-batch-');
-    try {
-      // The SDK's client negotiates the latest revision; one of 2025-03-26, which had batches, may send one.
-      const answers = await raw.send(
-        [
-          '[{"jsonrpc":"2.0","id":921,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":922,"method":"tools/list"}]',
-        ],
-        [921, 922],
-      );
-      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([
-        [921, -32600],
-        [922, -32600],
-      ]);
-      for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: [^\n]*batch/u);
-      expect((await raw.client.listTools()).tools).toHaveLength(5);
-      expect(raw.stderr()).toBe('');
-    } finally {
-      await raw.client.close();
-    }
+    const raw = await sharedRawClient();
+    // The SDK's client negotiates the latest revision; one of 2025-03-26, which had batches, may send one.
+    const answers = await raw.send(
+      [
+        '[{"jsonrpc":"2.0","id":931,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":932,"method":"tools/list"}]',
+      ],
+      [931, 932],
+    );
+    expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([
+      [931, -32600],
+      [932, -32600],
+    ]);
+    for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: [^\n]*batch/u);
+    expect((await raw.client.listTools()).tools).toHaveLength(5);
+    expect(raw.stderr()).toBe('');
   });
 });
 
