@@ -455,8 +455,9 @@ describe('session snapshots', { timeout: 120_000 }, () => {
 
   it('stays trustworthy when writers are killed at random points (writers at once: processes.test.ts)', async () => {
     const root = tempDir('snapshot-kill-');
-    // Six writers, each in a folder of its own, killed at once: each reopen waits for its killed
-    // writer's lock to go stale (2 s), so the waits overlap.
+    // Three writers, each in a folder of its own, killed at once, each at a random line past its
+    // second snapshot: each reopen waits for its killed writer's lock to go stale (2 s), so the
+    // waits overlap. A writer's hundreds of appends are most of this file's CPU.
     const killedRun = async (run: number): Promise<void> => {
       const directory = join(root, `run${run}`);
       const child = spawn(process.execPath, [bundledFixture(APPENDER), directory, 's', `k${run}`, '2000', '2000'], {
@@ -480,7 +481,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       expect(store).toEqual(expected);
       expect(report.errors).toEqual([]);
     };
-    await Promise.all(Array.from({ length: 6 }, (_, run) => killedRun(run)));
+    await Promise.all(Array.from({ length: 3 }, (_, run) => killedRun(run)));
   });
 });
 
