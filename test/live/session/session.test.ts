@@ -893,8 +893,8 @@ describe('a live session', () => {
   it('answers a prompt sent again to a fresh process from the snapshot before its line, as replay gives it', async () => {
     const cwd = tempDir('session-');
     const writer = await open('long', { cwd });
-    // Past the lines after which a session saves a snapshot, then the prompt, then more results.
-    for (let task = 1; task <= 300; task += 1)
+    // Past the lines after which a session saves a snapshot (SNAPSHOT_EVERY), then the prompt, then more results.
+    for (let task = 1; task <= 100; task += 1)
       right(
         await writer.ingestResult({
           role: 'implementer',
@@ -903,9 +903,10 @@ describe('a live session', () => {
           at: task,
         }),
       );
-    const prompt = { taskId: '301', taskPrompt: 'Use src/7.ts and src/299.ts', at: 1_000 };
+    expect(existsSync(`${writer.file}.snapshot`)).toBe(true);
+    const prompt = { taskId: '101', taskPrompt: 'Use src/7.ts and src/99.ts', at: 1_000 };
     const first = right(await writer.compileContext(prompt));
-    for (let task = 302; task <= 310; task += 1)
+    for (let task = 102; task <= 110; task += 1)
       right(
         await writer.ingestResult({
           role: 'implementer',
