@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type CliIo, ReadFailure } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
 import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, validateDispatchResult } from '../../src/index.js';
+import { PROGRESS_THRESHOLD } from '../../src/cli/commands/history.js';
 import { ROOT } from './runCli.js';
 import { tempDir } from '../tempDirs.js';
 import { BAD_LINES, BAD_LINES_REJECTED } from '../fixtures/expected.js';
@@ -332,16 +333,19 @@ describe('replay', () => {
 
   it('draws progress on a terminal that shows the report too, leaving the screen as the report piped reads', async () => {
     // Prompts all along, so the report is written while the progress is drawn; text and JSON,
-    // whose pieces end mid-line.
-    const long = Array.from({ length: 1100 }, (_, index) => [
+    // whose pieces end mid-line. Past PROGRESS_THRESHOLD events, each prompt after a compaction
+    // that keeps the store small: each section is ranked among a few facts, not a thousand.
+    const long = Array.from({ length: 734 }, (_, index) => [
       JSON.stringify({
         type: 'dispatch',
         role: 'implementer',
         taskId: String(index),
         result: { task_id: String(index), status: 'completed', summary: `step ${index}`, files_changed: ['a.ts'] },
       }),
+      JSON.stringify({ type: 'compact', maxFacts: 10 }),
       JSON.stringify({ type: 'prompt', taskId: String(index + 1), taskPrompt: 'change a.ts' }),
     ]).flat();
+    expect(long.length).toBeGreaterThan(PROGRESS_THRESHOLD);
     const files = { 'long.jsonl': long.join('\n') };
     for (const json of [[], ['--json']]) {
       const screen = terminalScreen();
