@@ -406,11 +406,12 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(run.stdout).not.toMatch(/keep them out of git/u);
     expect(run.stderr).toBe('');
     // The written command runs the installed copy. It is one command for every event (above): the
-    // stop and the end of the call, which record the subagent's result (either one alone would),
-    // go through it, npx and all; the call's dispatch and start are the same hook in this process.
+    // end of the call, which records the subagent's result, goes through it, npx and all; the
+    // call's dispatch, start and stop (which keeps the result for its call's end) are the same hook
+    // in this process.
     const session = '0c9d2e61-7a1b-4f3e-8d5c-6b2a1e0f9d38';
     const send = throughSettingsOn(
-      ['SubagentStop', 'PostToolUse'],
+      ['PostToolUse'],
       asSettingsSay(project),
       inProcess({ cwd: project, projectDir: project }),
     );
@@ -623,12 +624,12 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
       answer: implementerAnswer(String(n), `src/store${n}.ts`),
     });
     const session = '7e2a4c10-3b5d-4f6e-8a9b-1c2d3e4f5a6b';
-    // The events that record a call's result through the written command; its dispatch and start
-    // through the same hook in this process, on the folder the command should pick (the hook
-    // keeps its calls there: one on another folder would find no call to record the result of).
+    // The end of a call, which records its result, through the written command; its dispatch, start
+    // and stop through the same hook in this process, on the folder the command should pick (the
+    // hook keeps its calls there: one on another folder would find no call to record the result of).
     const sends = (directory: string, env: Record<string, string> = {}): Send =>
       throughSettingsOn(
-        ['SubagentStop', 'PostToolUse'],
+        ['PostToolUse'],
         asSettingsSay(folders, env),
         inProcess({ cwd: folders, projectDir: folders, directory }),
       );
