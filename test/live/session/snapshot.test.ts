@@ -117,7 +117,8 @@ const writtenSession = async (tasks = 40): Promise<{ directory: string; file: st
 
 /**
  * Tasks enough for a snapshot and a tail after it (24: 72 lines, the snapshot over the first 64),
- * for the tests that spoil a log of their own: what they spoil is what the snapshot covers.
+ * for the tests that spoil a log of their own (what they spoil is what the snapshot covers) or
+ * need a snapshot of their own.
  */
 const SPOILED_TASKS = Math.ceil(SNAPSHOT_EVERY / 3) + 2;
 
@@ -196,7 +197,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
   it('starts from a snapshot whose facts hold text of several bytes a character (its hash is of the bytes written)', async () => {
     const directory = tempDir('snapshot-');
     const writer = await open('s', { directory });
-    await work(writer, 40, 1, ['café', '検索', 'ünïcode', 'fusée-🚀', 'naïve']);
+    await work(writer, SPOILED_TASKS, 1, ['café', '検索', 'ünïcode', 'fusée-🚀', 'naïve']);
     expect(readFileSync(`${writer.file}.snapshot`, 'utf8')).toContain('検索');
     const reader = await open('s', { directory, create: false });
     expect(reader.snapshotUse().used).toBe(true);
@@ -442,7 +443,8 @@ describe('session snapshots', { timeout: 120_000 }, () => {
   });
 
   it('ignores and clears the temporary file of a writer killed while it wrote the snapshot', async () => {
-    const { directory, file } = await writtenSession();
+    // A snapshot over the first 64 lines, then 75 more: past the next one, which clears the file.
+    const { directory, file } = await writtenSession(SPOILED_TASKS);
     const leftover = `${file}.snapshot.99999.1.tmp`;
     writeFileSync(leftover, readFileSync(`${file}.snapshot`, 'utf8').slice(0, 1000));
     const session = await open('s', { directory, create: false });
