@@ -75,8 +75,15 @@ interface Replayed {
   readonly errors: ReadonlyArray<unknown>;
 }
 
-const replayOf = (project: string): Replayed =>
-  JSON.parse(JSON.stringify(replayHistory(readFileSync(logOf(project), 'utf8')).report)) as Replayed;
+/** The log last replayed, and its report: a sequence's checks replay the same log several times. */
+let lastReplayed: { readonly log: string; readonly report: Replayed } | undefined;
+
+const replayOf = (project: string): Replayed => {
+  const log = readFileSync(logOf(project), 'utf8');
+  if (lastReplayed?.log !== log)
+    lastReplayed = { log, report: JSON.parse(JSON.stringify(replayHistory(log).report)) as Replayed };
+  return lastReplayed.report;
+};
 
 /** Every given subagent got exactly the section `replay` computes for its own prompt, once (none when it is empty). */
 const expectOwnSections = (project: string, given: ReadonlyMap<string, Given>, calls: ReadonlyArray<Call>): void => {
