@@ -502,12 +502,13 @@ describe('a reader that closes the report early (| head)', () => {
   it('ends facts (in text) and explain (in JSON) quietly with exit 2 when a line was rejected, as replay ends', async ({
     expect,
   }) => {
-    // 1,000 rejected lines (each listed with its long type clipped), then the example 20 times
-    // over: a facts table and an explanation of the last prompt of about 350 KB each, written at
-    // once, more than what the socket pair of a child's standard output holds (about 208 KB).
+    // 1,000 rejected lines (each listed with its long type clipped), then the example 6 times
+    // over: a facts table of about 250 KB and an explanation of the last prompt of about 1 MB,
+    // each written at once, more than what the socket pair of a child's standard output holds
+    // (about 208 KB).
     const lines = [
       ...Array.from({ length: 1000 }, () => JSON.stringify({ type: 'unknown-'.repeat(40) })),
-      ...historyRounds(join(ROOT, EXAMPLE), 20),
+      ...historyRounds(join(ROOT, EXAMPLE), 6),
     ];
     const history = join(tempDir('head-rejected-facts-'), 'history.jsonl');
     writeFileSync(history, lines.join('\n'));
@@ -515,7 +516,7 @@ describe('a reader that closes the report early (| head)', () => {
       lines.length - [...lines].reverse().findIndex((line) => line.includes('"type":"prompt"')),
     );
     // Each command once, one in text and one in JSON (both print through one path): each run
-    // replays the whole history, a few seconds on this machine.
+    // replays the whole history, about half a second on this machine.
     const runs = await Promise.all([
       runCliCut(['facts', history]),
       runCliCut(['explain', history, '--line', lastPrompt, '--json']),
