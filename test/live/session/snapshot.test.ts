@@ -148,7 +148,7 @@ const reopen = async (directory: string) => {
 
 describe('session snapshots', { timeout: 120_000 }, () => {
   it('starts from the snapshot a writer saved, and answers exactly what a replay of the whole log gives', async () => {
-    const { directory, file } = await writtenSession();
+    const { directory, file } = await writtenSession(SPOILED_TASKS);
     expect(existsSync(`${file}.snapshot`)).toBe(true);
     const reader = await open('s', { directory, create: false });
     const use = reader.snapshotUse();
@@ -161,10 +161,15 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     const tail = lines - use.position;
     expect(tail).toBeLessThan(SNAPSHOT_EVERY);
     expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
-    expect(reader.report()).toEqual({ events: 120, errors: [], setAside: [] });
+    expect(reader.report()).toEqual({ events: 3 * SPOILED_TASKS, errors: [], setAside: [] });
     // The next prompt gets the section a replay of the log prints for it.
+    const next = SPOILED_TASKS + 1;
     const answer = right(
-      await reader.compileContext({ taskId: '41', taskPrompt: 'Bound the billing retry policy', at: 41 * 60_000 }),
+      await reader.compileContext({
+        taskId: String(next),
+        taskPrompt: 'Bound the billing retry policy',
+        at: next * 60_000,
+      }),
     );
     const replayed = replayHistory(readFileSync(file, 'utf8'));
     expect(answer.sessionContext).toBe(replayed.report.prompts.at(-1)!.sessionContext);
