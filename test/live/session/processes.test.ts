@@ -4,7 +4,7 @@
  * that cannot be opened; a call whose flush failed after its line was written (a disk error
  * injected into the real system call), sent again, is its one event.
  */
-import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,14 +74,17 @@ const appender = (
  * Resolves once the child has printed `word` `count` times: "appending " before each append, or
  * "waiting" at its gate.
  */
-const saying = (child: ChildProcess, word: string, count: number): Promise<void> =>
+const saying = (writer: ReturnType<typeof appender>, word: string, count: number): Promise<void> =>
   new Promise((resolve, reject) => {
     let seen = 0;
-    child.stdout?.on('data', (chunk: Buffer) => {
+    writer.child.stdout?.on('data', (chunk: Buffer) => {
       seen += chunk.toString().split(word).length - 1;
       if (seen >= count) resolve();
     });
-    child.on('exit', () => reject(new Error(`the writer exited before it said "${word}" ${count} times`)));
+    // With what it said on stderr: why it stopped is the failure to read.
+    void writer.exit.then(({ code, signal, stderr }) =>
+      reject(new Error(`the writer exited (${code ?? signal}) before it said "${word}" ${count} times: ${stderr}`)),
+    );
   });
 
 const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
@@ -187,7 +190,7 @@ describe('session logs across processes', () => {
     const runs = Array.from({ length: writers }, (_, i) =>
       appender(directory, 'shared', `w${i}`, each, total, { gate: `${gate}:0` }),
     );
-    await Promise.all(runs.map((run) => saying(run.child, 'waiting', 1)));
+    await Promise.all(runs.map((run) => saying(run, 'waiting', 1)));
     writeFileSync(gate, '');
     const exits = await Promise.all(runs.map((run) => run.exit));
     expect(exits.map((exit) => [exit.code, exit.stderr])).toEqual(exits.map(() => [0, '']));
@@ -233,7 +236,7 @@ describe('session logs across processes', () => {
       const directory = join(root, `run${run}`);
       // Half the writers append 256 KB results, so a kill often lands inside a write.
       const writer = appender(directory, 'killed', `k${run}`, 1_000, 1_000, { big: run % 2 === 0 });
-      await saying(writer.child, 'appending ', 1 + Math.floor(Math.random() * 12));
+      await saying(writer, 'appending ', 1 + Math.floor(Math.random() * 12));
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
       writer.child.kill('SIGKILL');
       const exit = await writer.exit;
