@@ -56,13 +56,14 @@ const stepOf = (event: TrackerEvent, variant: number): Step => {
   }
 };
 
-/** Runs `step` over `input`, checking the input is exactly as it was afterwards. */
+/**
+ * Runs `step` over `input`, checking the input is exactly as it was afterwards. A store is plain
+ * data that survives JSON (the first test checks it), so its JSON text shows any write into it.
+ */
 const unchangedBy = (input: FactStore, step: Step): FactStore => {
-  const copy = structuredClone(input);
   const json = JSON.stringify(input);
   const result = step(input);
   expect(JSON.stringify(input)).toBe(json);
-  expect(input).toEqual(copy);
   return result;
 };
 
