@@ -38,9 +38,11 @@ const history = [
   .map((line) => JSON.stringify(line))
   .join('\n');
 
+/** The saved state of `history`, as JSON text. */
+const savedText = JSON.stringify(encodeState(replayHistory(history).store));
+
 /** A saved state as its JSON text parses, fresh each time. */
-const saved = (): Record<string, unknown> =>
-  JSON.parse(JSON.stringify(encodeState(replayHistory(history).store))) as Record<string, unknown>;
+const saved = (): Record<string, unknown> => JSON.parse(savedText) as Record<string, unknown>;
 
 /** The store a saved state reads to, or the reason it cannot, thrown. */
 const decoded = (value: unknown): FactStore => {
@@ -291,9 +293,9 @@ describe("a saved state's times", () => {
       fc.double({ min: latest + 1, max: Number.MAX_VALUE, noNaN: true }),
       fc.double({ min: -Number.MAX_VALUE, max: earliest - 1, noNaN: true }),
     );
+    const store = replayHistory(history).store;
     fc.assert(
       fc.property(outside, (time) => {
-        const store = replayHistory(history).store;
         // Each reducer answers the same store, as for any other time it does not take.
         expect(addFacts(store, [fileFact(time)])).toBe(store);
         expect(invalidate(store, 'src/a.ts', 'modified_by', time)).toBe(store);
