@@ -475,14 +475,18 @@ describe('tracker properties', () => {
         });
 
   it('a tracker started from a JSON or structuredClone copy of a store answers as one started from the store, whatever its caller does to the copy afterwards', () => {
-    /** Overwrites every text the value holds, where it can: what a caller's later change to its copy does. */
-    const scribble = (value: unknown): void => {
-      if (typeof value !== 'object' || value === null) return;
+    /**
+     * Overwrites every text the value holds, where it can: what a caller's later change to its copy
+     * does. An object reached again (a structuredClone keeps what the store shares) was done once.
+     */
+    const scribble = (value: unknown, done = new Set<object>()): void => {
+      if (typeof value !== 'object' || value === null || done.has(value)) return;
+      done.add(value);
       const fields = value as Record<string, unknown>;
       for (const key of Object.keys(fields))
         try {
           if (typeof fields[key] === 'string') fields[key] = 'scribbled';
-          else scribble(fields[key]);
+          else scribble(fields[key], done);
         } catch {
           // Frozen: the change is refused, which is the point.
         }
