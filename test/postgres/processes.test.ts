@@ -118,9 +118,7 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL session across 
     const url = await databaseUrl();
     // Let go together once all have started: a process takes longer to start than many appends take.
     const gate = join(tempDir('gate-'), 'go');
-    const runs = ['w0', 'w1', 'w2', 'w3'].map((name) =>
-      appender(url, 'shared', name, 100, 400, { gate: `${gate}:0` }),
-    );
+    const runs = ['w0', 'w1', 'w2', 'w3'].map((name) => appender(url, 'shared', name, 100, 400, { gate: `${gate}:0` }));
     await Promise.all(runs.map((run) => saying(run.process, 'waiting', 1)));
     writeFileSync(gate, '');
     await expectAllOnce(url, 'shared', await Promise.all(runs.map((run) => run.exit)), 400);
