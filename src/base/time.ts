@@ -67,7 +67,8 @@ export const parseIsoTime = (text: string): E.Either<TimeFailure, number> => {
   const match = ISO_TIME.exec(text.trim());
   if (match === null) return notTime(`${quoteTime(text)} is not an ISO-8601 time`);
   // An offset belongs to a time of day: after a date alone, "-05" reads as the hour of a date
-  // written another way (2026-03-01-05) and would move the time by hours. Z says what none says.
+  // written another way (2026-03-01-05) and would move the time by hours. A Z there says what
+  // the date alone says: midnight UTC.
   if (match[4] === undefined && match[8] !== undefined && !/^[Zz]$/u.test(match[8]))
     return notTime(`${quoteTime(text)} is not an ISO-8601 time: an offset needs a time of day`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
