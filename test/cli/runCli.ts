@@ -5,6 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import { number } from '../../src/base/count.js';
@@ -103,6 +104,16 @@ export const runCliHere = async (
           ),
     stdout: (text) => (stdout += text),
     stdoutBytes: (bytes) => (stdout += Buffer.from(bytes).toString('utf8')),
+    // The streams a protocol is spoken over (`fact-tracker mcp`): `input`, then its end.
+    stdio: {
+      input: Readable.from(stdin.length === 0 ? [] : [stdin], { objectMode: false }),
+      output: new Writable({
+        write: (chunk: Buffer, _encoding, done) => {
+          stdout += chunk.toString('utf8');
+          done();
+        },
+      }),
+    },
     stderr: (text) => (stderr += text),
     drain: async () => undefined,
     colour: false,

@@ -22,7 +22,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../../src/index.js';
-import { type CliRun, MAIN, ROOT, runCli, runCliHere } from '../../cli/runCli.js';
+import { type CliRun, MAIN, ROOT, type RunPlace, runCli, runCliHere } from '../../cli/runCli.js';
 import { implementerAnswer } from '../hook/host.js';
 import { toolCallOf } from './historyCalls.js';
 import { tempDir } from '../../tempDirs.js';
@@ -45,22 +45,13 @@ interface ToolResult {
 }
 
 /** A client connected to a fresh `fact-tracker mcp` in `cwd`, and the server's standard error. */
-const connect = async (cwd: string, ...args: string[]): Promise<{ client: Client; stderr: () => string }> =>
-  connectWith(cwd, undefined, ...args);
-
-/** As `connect`, with environment variables added to the server's. */
-const connectWith = async (
-  cwd: string,
-  env: Record<string, string> | undefined,
-  ...args: string[]
-): Promise<{ client: Client; stderr: () => string }> => {
+const connect = async (cwd: string, ...args: string[]): Promise<{ client: Client; stderr: () => string }> => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, 'mcp', ...args],
     cwd,
     stderr: 'pipe',
-    ...(env === undefined ? {} : { env: { ...(process.env as Record<string, string>), ...env } }),
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -170,13 +161,15 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     writeFileSync(join(outside, 'victim.jsonl'), '');
     mkdirSync(join(project, '.fact-tracker'));
     symlinkSync(outside, join(project, '.fact-tracker', 'sessions'));
-    const linked = await connect(project);
-    try {
-      await expect(linked.client.listResources()).rejects.toThrow(/leads out of/u);
-      expect(text(await call(linked.client, 'list_facts', { sessionId: 'victim' }))).toMatch(/leads out of/u);
-    } finally {
-      await linked.client.close();
-    }
+    const { answers, status } = await serveHere(
+      clientLines(['resources/list', {}], ['tools/call', { name: 'list_facts', arguments: { sessionId: 'victim' } }]),
+      { cwd: project, env: {} },
+    );
+    expect(status).toBe(0);
+    const [listed, listFacts] = [1, 2].map((id) => answers.find((answer) => answer.id === id));
+    expect(listed?.error?.message).toMatch(/leads out of/u);
+    expect(listFacts?.result?.isError).toBe(true);
+    expect(listFacts?.result?.content?.[0]?.text).toMatch(/leads out of/u);
   });
 
   it('gives, for a whole example session driven through the tools, exactly the sections replay prints', async () => {
@@ -636,13 +629,23 @@ describe('fact-tracker mcp --layout grouped', { timeout: 120_000 }, () => {
 });
 
 describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () => {
-  const compile = async (cwd: string, env?: Record<string, string>): Promise<void> => {
-    const { client } = await connectWith(cwd, env);
-    try {
-      structured(await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }));
-    } finally {
-      await client.close();
-    }
+  /** A prompt recorded by the server in `cwd` with `env` (and PATH) alone, through the built router in this process. */
+  const compile = async (cwd: string, env: Record<string, string> = {}): Promise<void> => {
+    const { answers, status, stderr } = await serveHere(
+      clientLines([
+        'tools/call',
+        { name: 'compile_context', arguments: { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' } },
+      ]),
+      { cwd, env },
+    );
+    expect([status, stderr]).toEqual([0, '']);
+    // Both answered, the call with no tool error.
+    expect(
+      answers.map(({ id, error, result }) => [id, error, result !== undefined && result.isError !== true]),
+    ).toEqual([
+      [0, undefined, true],
+      [1, undefined, true],
+    ]);
   };
 
   it('checks a folder store before its first message: one it cannot use is one line and exit 1, a missing one is made later', async () => {
@@ -655,7 +658,8 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
       '',
       `fact-tracker mcp: io: cannot use the sessions folder ${file}: ${file} is not a folder\n`,
     ]);
-    const below = await runCli(['mcp'], '', { cwd, env: { FACT_TRACKER_STORE: join(file, 'sessions') } });
+    // The process's own exit and stderr above; the other two through the built router in this process.
+    const below = await runCliHere(['mcp'], '', { cwd, env: { FACT_TRACKER_STORE: join(file, 'sessions') } });
     expect([below.status, below.stdout, below.stderr.split('\n')]).toEqual([
       1,
       '',
@@ -665,7 +669,7 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
       ],
     ]);
     // A folder not made yet is fine: the first call that records makes it, the start does not.
-    const later = await runCli(['mcp', '--store', 'logs/sessions'], '', { cwd });
+    const later = await runCliHere(['mcp', '--store', 'logs/sessions'], '', { cwd });
     expect([later.status, later.stderr, existsSync(join(cwd, 'logs'))]).toEqual([0, '', false]);
   });
 
@@ -734,7 +738,11 @@ describe('a line that is not JSON', { timeout: 120_000 }, () => {
 });
 
 /** A JSON-RPC answer, read loosely. */
-type Answer = { readonly id: unknown; readonly error?: { readonly code: number; readonly message: string } };
+type Answer = {
+  readonly id: unknown;
+  readonly error?: { readonly code: number; readonly message: string };
+  readonly result?: { readonly isError?: boolean; readonly content?: ReadonlyArray<{ readonly text?: string }> };
+};
 
 /**
  * A client of a fresh server that also writes raw lines (what a broken client sends: the SDK's
@@ -911,18 +919,44 @@ const serveInput = (
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (status) =>
-      resolve({
-        answers: stdout
-          .split('\n')
-          .filter((line) => line !== '')
-          .map((line) => JSON.parse(line) as Answer),
-        status,
-        stderr,
-      }),
-    );
+    child.on('close', (status) => resolve({ answers: answersIn(stdout), status, stderr }));
     child.stdin.end(input);
   });
+
+/** The answers a server wrote, one a line. */
+const answersIn = (stdout: string): Answer[] =>
+  stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Answer);
+
+/**
+ * `fact-tracker mcp ...args` on `input` as `serveInput` runs it, through the built router in this
+ * process (`runCliHere`): for what the server answers where the process is not the point.
+ */
+const serveHere = async (
+  input: string,
+  place: RunPlace,
+  ...args: string[]
+): Promise<{ answers: Answer[]; status: number; stderr: string }> => {
+  const run = await runCliHere(['mcp', ...args], input, place);
+  return { answers: answersIn(run.stdout), status: run.status, stderr: run.stderr };
+};
+
+/** A client's handshake, then `calls` (each a method and its params), numbered from 1, as lines. */
+const clientLines = (...calls: ReadonlyArray<readonly [string, Record<string, unknown>]>): string =>
+  [
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'here', version: '1' } },
+    },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ...calls.map(([method, params], i) => ({ jsonrpc: '2.0', id: i + 1, method, params })),
+  ]
+    .map((message) => `${JSON.stringify(message)}\n`)
+    .join('');
 
 describe('the last line of a client that ends its input', { timeout: 120_000 }, () => {
   const opening = [
