@@ -18,7 +18,7 @@ import {
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 import { errorOf, loadedOf } from './results.js';
-import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
+import { commitAll, copiesOf, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({
   kind: 'planning',
@@ -38,6 +38,17 @@ const checkpoint = (cwd: string, summary: string) =>
     checklist: ['Parse key = value lines'],
     claims: [{ claim: 'Implemented parse', files: [{ path: 'src/parser.ts', lines: 'L1' }] }],
   });
+
+/**
+ * A copy of one repository whose context holds a checkpoint and then a failed run, made once per
+ * test file: what the tests of the repository's state and of unknown fields start from.
+ */
+const checkpointedCopy = copiesOf(async () => {
+  const repo = makeRepo();
+  loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
+  loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+  return repo;
+});
 
 describe.concurrent('writeContext and loadContext', () => {
   it('round-trip a context through its file, with a dashboard, a .gitignore, and tool sessions kept local', async () => {
@@ -197,8 +208,7 @@ describe.concurrent('writeContext and loadContext', () => {
 
 describe.concurrent('repository state beats memory', () => {
   it('marks the summary stale after a commit, and the bundle leads with the changed files', async () => {
-    const repo = makeRepo();
-    loadedOf(await checkpoint(repo, 'Parser skeleton.'));
+    const repo = await checkpointedCopy();
     writeFiles(repo, {
       'src/parser.ts': 'export const parse = (text: string) => text.trim();\n',
       'src/lexer.ts': 'export {};\n',
@@ -213,13 +223,12 @@ describe.concurrent('repository state beats memory', () => {
     ]);
     expect(loaded.context.workingSummary.stale).toBe(true);
     const bundle = buildContextBundle(loaded, { kind: 'planning' }).text;
-    expect(bundle.indexOf('- A src/lexer.ts')).toBeLessThan(bundle.indexOf('Parser skeleton.'));
+    expect(bundle.indexOf('- A src/lexer.ts')).toBeLessThan(bundle.indexOf('Parser skeleton in src/parser.ts.'));
     expect(bundle).toContain('## Working summary (STALE: verify against the repository before trusting it)');
   });
 
   it('marks the summary stale after an uncommitted edit, flags evidence whose file is gone, and is fresh once undone', async () => {
-    const repo = makeRepo();
-    loadedOf(await checkpoint(repo, 'Parser skeleton.'));
+    const repo = await checkpointedCopy();
     const original = readFileSync(join(repo, 'src', 'parser.ts'), 'utf8');
     writeFiles(repo, { 'src/parser.ts': `${original}// edited\n` });
     const edited = loadedOf(await loadContext(PLANNING(repo)));
@@ -262,9 +271,7 @@ describe.concurrent('repository state beats memory', () => {
 
 describe.concurrent('fields this version does not know', () => {
   it('are kept and written back by every write, where they stood; a merge keeps both sides', async () => {
-    const repo = makeRepo();
-    loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
-    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    const repo = await checkpointedCopy();
     const file = join(repo, ...CONTEXT_JSON);
     type Doc = Record<string, unknown> & { contexts: Array<Record<string, Array<Record<string, unknown>> | any>> };
     const document = readJson(file) as Doc;
@@ -329,9 +336,7 @@ describe.concurrent('fields this version does not know', () => {
   });
 
   it('named __proto__, constructor or toString, are kept as fields of their own where they stood, and set no prototype', async () => {
-    const repo = makeRepo();
-    loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
-    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    const repo = await checkpointedCopy();
     const file = join(repo, ...CONTEXT_JSON);
     type Fields = Record<string, any>;
     // Every place the test above keeps a field at, in the file as JSON.parse reads it.
@@ -388,8 +393,7 @@ describe.concurrent('fields this version does not know', () => {
   });
 
   it('holding a secret, are redacted from every read and refuse every write, as a secret anywhere else', async () => {
-    const repo = makeRepo();
-    loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
+    const repo = await checkpointedCopy();
     const file = join(repo, ...CONTEXT_JSON);
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
     const document = readJson(file) as { contexts: Array<Record<string, unknown>> };
