@@ -23,13 +23,14 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
+import lockfile from 'proper-lockfile';
 import { describe, expect, it } from 'vitest';
 import { writeContext } from '../../src/context/node/index.js';
 import { LOCK_STALE_MS } from '../../src/context/node/files.js';
 import { withFileLock } from '../../src/node/lock.js';
 import { MAIN } from '../cli/runCli.js';
 import { expectOneLineFailure, type Ran, runBinary, runBuiltIn, runIn } from './cliRun.js';
-import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
+import { commitAll, copiesOf, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 import { errorOf, loadedOf } from './results.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
@@ -53,6 +54,13 @@ const storedContext = (workstream: string, extra: Record<string, unknown> = {}):
 
 const contextFile = (...contexts: ReadonlyArray<Record<string, unknown>>): string =>
   `${JSON.stringify({ schema_version: 1, kind: 'planning', repository: { id: 'app', source: 'folder' }, contexts }, null, 2)}\n`;
+
+/** A copy of one repository with a checkpoint of its committed work, made once per test file. */
+const checkpointedCopy = copiesOf(async () => {
+  const repo = makeRepo();
+  expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
+  return repo;
+});
 
 // One suite, so that every test of the file runs concurrently with the others (each waits on git and processes).
 describe.concurrent('issue 28: guards', SLOW, () => {
@@ -210,8 +218,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         );
     });
     it('4: a FIFO in place of a tracked file counts as a change, and nothing waits on it', async () => {
-      const repo = makeRepo();
-      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
+      const repo = await checkpointedCopy();
       unlinkSync(join(repo, 'src', 'parser.ts'));
       execFileSync('mkfifo', [join(repo, 'src', 'parser.ts')]);
       const shown = await runBuiltIn(repo, ['context', 'show']);
@@ -224,8 +231,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
     });
 
     it('4: a FIFO named .gitignore on the way to data/context/ is named in a warning; nothing waits on it', async () => {
-      const repo = makeRepo();
-      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
+      const repo = await checkpointedCopy();
       for (const fifo of ['.gitignore', 'data/context/.gitignore']) {
         const file = join(repo, ...fifo.split('/'));
         rmSync(file, { force: true });
@@ -245,8 +251,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
     });
 
     it('4: a FIFO at .git/info/exclude (also as a linked worktree shares it) is named in one line; nothing waits on it', async () => {
-      const repo = makeRepo();
-      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
+      const repo = await checkpointedCopy();
       const worktree = join(tempDir('worktree-'), 'linked');
       git(repo, 'worktree', 'add', '-q', '-b', 'linked', worktree);
       const exclude = join(repo, '.git', 'info', 'exclude');
@@ -313,9 +318,8 @@ describe.concurrent('issue 28: guards', SLOW, () => {
     });
 
     it('14: a writer stopped past the stale time while holding the lock writes nothing over the writer that took it over', async () => {
-      const repo = makeRepo();
+      const repo = await checkpointedCopy();
       const file = join(repo, ...CONTEXT_JSON);
-      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Base.'])).status).toBe(0);
       // A file of some MiB: a writer stopped as it starts reading it has not written yet.
       const stored = readJson(file) as { contexts: Array<{ key: { workstream_id: string } }> };
       const [first] = stored.contexts;
@@ -383,16 +387,9 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       const repo = makeRepo();
       const file = join(repo, ...CONTEXT_JSON);
       mkdirSync(join(repo, 'data', 'context'), { recursive: true });
-      // Another process holds the lock (and keeps it fresh) until it is killed.
-      const holder = spawn(
-        process.execPath,
-        [
-          '-e',
-          `require('proper-lockfile').lockSync(${JSON.stringify(file)}, { realpath: false, stale: 10000, update: 1000 }); console.log('held'); setInterval(() => {}, 1000);`,
-        ],
-        { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      await new Promise((resolve) => holder.stdout.once('data', resolve));
+      // Another holder keeps the lock fresh until it is released: a lock is a folder on disk, so the
+      // waiter finds it held just as it finds another process's.
+      const release = await lockfile.lock(file, { realpath: false, stale: 10_000, update: 1_000 });
       try {
         const waitMs = 3_000;
         const started = Date.now();
@@ -403,7 +400,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         );
         expect(waited).toBeGreaterThanOrEqual(waitMs);
       } finally {
-        holder.kill('SIGKILL');
+        await release();
       }
     });
   });
@@ -578,8 +575,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
     });
 
     it('17: an uncommitted chmod +x is a change, and no checkpoint is recorded over unresolved conflicts', async () => {
-      const repo = makeRepo();
-      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
+      const repo = await checkpointedCopy();
       commitAll(repo, 'context');
       chmodSync(join(repo, 'src', 'parser.ts'), 0o755);
       expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: (HEAD moved, )?tracked files changed/u);
