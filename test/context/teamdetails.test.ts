@@ -9,22 +9,24 @@ import {
   chmodSync,
   closeSync,
   existsSync,
+  mkdirSync,
   openSync,
   readFileSync,
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadContext, writeContext } from '../../src/context/node/index.js';
 import { buildContextBundle } from '../../src/context/index.js';
 import { runBinary, runIn } from './cliRun.js';
 import { loadedOf, planningAt } from './results.js';
-import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
+import { commitAll, copiesOf, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const CONTEXT_DIR = ['data', 'context'];
 const CONTEXT_JSON = [...CONTEXT_DIR, 'planning_context.json'];
@@ -50,6 +52,29 @@ const shallowClone = (repo: string): string => {
   git(repo, 'clone', '-q', '--depth', '1', `file://${repo}`, clone);
   return clone;
 };
+
+/** Just over the 16 MiB up to which a new file is hashed by its content. */
+const LARGE = 16 * 1024 * 1024 + 1;
+
+/**
+ * Gives `file` under `repo` `size` bytes, all zeros, made by `truncate` (a sparse file): a file
+ * over 16 MiB counts by its size and times alone, so its bytes are never read, and this writes
+ * none of them.
+ */
+const sizeFile = (repo: string, file: string, size: number): void => {
+  const path = join(repo, ...file.split('/'));
+  mkdirSync(dirname(path), { recursive: true });
+  if (!existsSync(path)) writeFileSync(path, '');
+  truncateSync(path, size);
+};
+
+/** A copy of one repository whose planning checkpoint is committed with it, made once per test file. */
+const committedCopy = copiesOf(async () => {
+  const repo = makeRepo();
+  expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
+  commitAll(repo, 'context');
+  return repo;
+});
 
 const stamp = (file: string): string => {
   const stat = statSync(file);
@@ -195,9 +220,9 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     // A folder of new files git does not ignore, sorting before the work, and a large data file.
     writeFiles(repo, {
       ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`.venv/f${String(i).padStart(3, '0')}.txt`, 'x\n'])),
-      'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1),
       'src/feature.ts': 'export const retries = 1;\n',
     });
+    sizeFile(repo, 'data/big.bin', LARGE);
     expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Retries added.'])).status).toBe(0);
     // An edit of the work that keeps its size is seen, past 300 other new files.
     writeFiles(repo, { 'src/feature.ts': 'export const retries = 2;\n' });
@@ -208,14 +233,14 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     git(repo, 'add', 'src/feature.ts', 'data/context');
     git(repo, 'commit', '-q', '-m', 'the work alone');
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
-    writeFiles(repo, { 'data/big.bin': 'c'.repeat(16 * 1024 * 1024 + 2) });
+    sizeFile(repo, 'data/big.bin', LARGE + 1);
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
   });
 
   it('14d2: an edit of a new file over 16 MiB that keeps its size is seen: it counts by its size and times', async () => {
     const repo = makeRepo();
     const big = join(repo, 'data', 'big.bin');
-    writeFiles(repo, { 'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1) });
+    sizeFile(repo, 'data/big.bin', LARGE);
     // Written long ago, so the edit below gives it another write time however coarse the clock.
     utimesSync(big, new Date('2001-01-01T00:00:00Z'), new Date('2001-01-01T00:00:00Z'));
     expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Data read.'])).status).toBe(0);
@@ -224,7 +249,7 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     const handle = openSync(big, 'r+');
     writeSync(handle, 'b', 1000);
     closeSync(handle);
-    expect(statSync(big).size).toBe(16 * 1024 * 1024 + 1);
+    expect(statSync(big).size).toBe(LARGE);
     const show = await runIn(repo, ['context', 'show']);
     expect(show.stdout).toContain('STALE');
     expect(show.stdout).toContain('  ? data/big.bin\n');
@@ -233,7 +258,7 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
   it('14d3: a new file over 16 MiB whose times are not older than the read (racily clean) counts as changed at the next read', async () => {
     const repo = makeRepo();
     const big = join(repo, 'data', 'big.bin');
-    writeFiles(repo, { 'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1) });
+    sizeFile(repo, 'data/big.bin', LARGE);
     // Its write time after the read, as a same-second edit leaves it on a filesystem that keeps whole seconds.
     const later = new Date(Date.now() + 3_600_000);
     utimesSync(big, later, later);
@@ -246,10 +271,7 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
   });
 
   it('14e: a new file gone between git listing it and reading it (a build’s temporary file) is left out, not a failure; new links are hashed as git records them', async () => {
-    const repo = makeRepo();
-    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
-    git(repo, 'add', '-A');
-    git(repo, 'commit', '-q', '-m', 'context');
+    const repo = await committedCopy();
     writeFiles(repo, { 'tmp/build.o': 'temporary\n', 'src/kept.ts': 'export {};\n' });
     // A git that removes the temporary file once the new files are listed, the first time it is asked for their blobs.
     const shim = tempDir('git-shim-');
@@ -281,8 +303,8 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     writeFiles(repo, {
       'src/parser.ts': 'export const parse = (text: string) => text.trim();\n',
       'src/extra.ts': 'export {};\n',
-      'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1),
     });
+    sizeFile(repo, 'data/big.bin', LARGE);
     rmSync(join(repo, 'src', 'tokens.ts'));
     symlinkSync('parser.ts', join(repo, 'src', 'tokens.ts'));
     // The file the build of 2a90deb wrote over that very state (its files hash covers the index
@@ -395,9 +417,7 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
   });
 
   it('19: resolve with nothing to resolve writes nothing', async () => {
-    const repo = makeRepo();
-    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
-    commitAll(repo, 'context');
+    const repo = await committedCopy();
     writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
     commitAll(repo, 'the summary is stale now');
     const before = stamp(join(repo, ...CONTEXT_JSON));
