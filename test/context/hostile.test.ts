@@ -12,6 +12,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -140,13 +141,9 @@ describe.concurrent('1. writes never leave the repository through a symbolic lin
       const parent = tempDir('siblings-');
       const other = join(parent, 'proj');
       const own = join(parent, ending === 'a space' ? 'proj ' : 'proj\n');
-      for (const repo of [other, own]) {
-        mkdirSync(join(repo, 'sub'), { recursive: true });
-        git(repo, 'init', '-q', '-b', 'main');
-        writeFiles(repo, { 'sub/f.txt': 'x\n' });
-        commitAll(repo, 'initial');
-      }
-      const ran = await runIn(join(own, 'sub'), ['context', 'checkpoint', '--summary', 'work in proj']);
+      // Two repositories side by side, each moved from a copy of the template into its name.
+      for (const repo of [other, own]) renameSync(makeRepo(), repo);
+      const ran = await runIn(join(own, 'src'), ['context', 'checkpoint', '--summary', 'work in proj']);
       expect(ran.stderr).toBe('');
       expect(ran.status).toBe(0);
       expect(existsSync(join(own, ...CONTEXT_JSON))).toBe(true);
