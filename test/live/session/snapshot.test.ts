@@ -104,10 +104,16 @@ const work = async (session: LiveSession, tasks: number, first = 1, areas = AREA
 };
 
 /**
+ * Tasks enough for a snapshot and a tail after it (24: 72 lines, the snapshot over the first 64),
+ * for the tests that spoil a log (what they spoil is what the snapshot covers) or need a snapshot.
+ */
+const TASKS = Math.ceil(SNAPSHOT_EVERY / 3) + 2;
+
+/**
  * A session folder whose log holds `tasks` tasks (three lines each) written through a session:
  * past SNAPSHOT_EVERY lines, so its snapshot was saved.
  */
-const writtenSession = async (tasks = 40): Promise<{ directory: string; file: string }> => {
+const writtenSession = async (tasks = TASKS): Promise<{ directory: string; file: string }> => {
   const directory = tempDir('snapshot-');
   const writer = await open('s', { directory });
   await work(writer, tasks);
@@ -115,14 +121,7 @@ const writtenSession = async (tasks = 40): Promise<{ directory: string; file: st
   return { directory, file: writer.file };
 };
 
-/**
- * Tasks enough for a snapshot and a tail after it (24: 72 lines, the snapshot over the first 64),
- * for the tests that spoil a log of their own (what they spoil is what the snapshot covers) or
- * need a snapshot of their own.
- */
-const SPOILED_TASKS = Math.ceil(SNAPSHOT_EVERY / 3) + 2;
-
-/** One session of 40 tasks for the tests that only read it or spoil copies of it: written once. */
+/** One session of TASKS tasks for the tests that read it or spoil copies of it: written once. */
 const sharedSession = (() => {
   let made: Promise<{ directory: string; file: string }> | undefined;
   return () => (made ??= writtenSession());
@@ -133,6 +132,27 @@ const copyOf = (directory: string): string => {
   const copy = tempDir('snapshot-copy-');
   for (const name of readdirSync(directory)) copyFileSync(join(directory, name), join(copy, name));
   return copy;
+};
+
+/**
+ * A copy of a session folder whose snapshot is of the copied log, as the writer's was of the
+ * original: a copy is another file, so the header is given its identity (device and inode), the
+ * one field a writer of the copy would have written otherwise. Checked usable before it is
+ * returned, so a test that spoils it sees the spoiling refuse it, not the copy.
+ */
+const sessionCopy = async (directory: string): Promise<{ directory: string; file: string }> => {
+  const copy = copyOf(directory);
+  const file = join(copy, 's.jsonl');
+  const { dev, ino } = statSync(file);
+  for (const name of readdirSync(copy).filter((entry) => /\.snapshot(\.previous)?$/u.test(entry))) {
+    const text = readFileSync(join(copy, name), 'utf8');
+    const newline = text.indexOf('\n');
+    const header = JSON.parse(text.slice(0, newline)) as { log: Record<string, unknown> };
+    const log = { ...header.log, identity: `${dev}:${ino}` };
+    writeFileSync(join(copy, name), `${JSON.stringify({ ...header, log })}${text.slice(newline)}`);
+  }
+  expect(await bytesToReplay('s', { directory: copy })).toBeLessThan(statSync(file).size);
+  return { directory: copy, file };
 };
 
 /** What a session opened on `directory` knows, next to what a replay of its log gives. */
@@ -148,7 +168,7 @@ const reopen = async (directory: string) => {
 
 describe('session snapshots', { timeout: 120_000 }, () => {
   it('starts from the snapshot a writer saved, and answers exactly what a replay of the whole log gives', async () => {
-    const { directory, file } = await writtenSession(SPOILED_TASKS);
+    const { directory, file } = await writtenSession();
     expect(existsSync(`${file}.snapshot`)).toBe(true);
     const reader = await open('s', { directory, create: false });
     const use = reader.snapshotUse();
@@ -161,9 +181,9 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     const tail = lines - use.position;
     expect(tail).toBeLessThan(SNAPSHOT_EVERY);
     expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
-    expect(reader.report()).toEqual({ events: 3 * SPOILED_TASKS, errors: [], setAside: [] });
+    expect(reader.report()).toEqual({ events: 3 * TASKS, errors: [], setAside: [] });
     // The next prompt gets the section a replay of the log prints for it.
-    const next = SPOILED_TASKS + 1;
+    const next = TASKS + 1;
     const answer = right(
       await reader.compileContext({
         taskId: String(next),
@@ -194,15 +214,15 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     counting = false;
     expect(reader.snapshotUse().used).toBe(false);
     expect(store).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
-    // 120 lines in pieces of 64: the loop turned between the two.
-    expect(lines).toBe(120);
+    // 72 lines in pieces of 64: the loop turned between the two.
+    expect(lines).toBe(3 * TASKS);
     expect(turns).toBeGreaterThanOrEqual(1);
   });
 
   it('starts from a snapshot whose facts hold text of several bytes a character (its hash is of the bytes written)', async () => {
     const directory = tempDir('snapshot-');
     const writer = await open('s', { directory });
-    await work(writer, SPOILED_TASKS, 1, ['café', '検索', 'ünïcode', 'fusée-🚀', 'naïve']);
+    await work(writer, TASKS, 1, ['café', '検索', 'ünïcode', 'fusée-🚀', 'naïve']);
     expect(readFileSync(`${writer.file}.snapshot`, 'utf8')).toContain('検索');
     const reader = await open('s', { directory, create: false });
     expect(reader.snapshotUse().used).toBe(true);
@@ -246,7 +266,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       expect([what, use.used]).toEqual([what, false]);
       if (!use.used) expect([what, use.reason]).toEqual([what, expect.stringMatching(reason)]);
       expect(store).toEqual(expected);
-      expect(report).toEqual({ events: 120, errors: [], setAside: [] });
+      expect(report).toEqual({ events: 3 * TASKS, errors: [], setAside: [] });
     }
   });
 
@@ -288,19 +308,19 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       if (!use.used) expect([what, use.reason]).toEqual([what, expect.stringMatching(/store/u)]);
       expect(store).toEqual(expected);
       expect(explained.length).toBeGreaterThan(0);
-      expect(report).toEqual({ events: 120, errors: [], setAside: [] });
+      expect(report).toEqual({ events: 3 * TASKS, errors: [], setAside: [] });
       // A call that records is answered, and writes a snapshot the next open uses.
       const prompt = { taskId: '41', taskPrompt: 'Bound the billing retry policy', at: 41 * 60_000 };
       const answer = right(await session.compileContext(prompt));
       expect(answer.sessionContext).toBe(
         replayHistory(readFileSync(join(copy, 's.jsonl'), 'utf8')).report.prompts.at(-1)!.sessionContext,
       );
-      expect([what, (await reopen(copy)).use]).toEqual([what, { used: true, position: 121 }]);
+      expect([what, (await reopen(copy)).use]).toEqual([what, { used: true, position: 3 * TASKS + 1 }]);
     }
   });
 
   it('never trusts a snapshot over a log that is shorter, rewritten, replaced or set aside', async () => {
-    // Each case on a session of its own: a copied log is another file, which alone refuses the snapshot.
+    // Each case on a copy of its own, whose snapshot is the copy's.
     const spoilers: ReadonlyArray<readonly [string, (log: string) => void, RegExp]> = [
       [
         'cut to fewer lines than the snapshot covers',
@@ -324,8 +344,9 @@ describe('session snapshots', { timeout: 120_000 }, () => {
         /replaced/u,
       ],
     ];
+    const { directory: original } = await sharedSession();
     for (const [what, spoil, reason] of spoilers) {
-      const { directory } = await writtenSession(SPOILED_TASKS);
+      const { directory } = await sessionCopy(original);
       expect((await reopen(directory)).use.used).toBe(true);
       spoil(join(directory, 's.jsonl'));
       const { use, store, expected, explained } = await reopen(directory);
@@ -335,7 +356,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       expect(explained.length).toBeGreaterThan(0);
     }
     // A log set aside and a new session begun under the same id: the old snapshot is not the new log's.
-    const { directory: copy } = await writtenSession(SPOILED_TASKS);
+    const { directory: copy } = await sessionCopy(original);
     renameSync(join(copy, 's.jsonl'), join(copy, 's.jsonl.old'));
     const fresh = await open('s', { directory: copy });
     await work(fresh, 2, 100);
@@ -437,7 +458,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       ['a log rewritten', (log) => writeFileSync(log, readFileSync(log, 'utf8').replaceAll('retry', 'RETRY'))],
     ];
     for (const [what, spoil] of spoilers) {
-      const { directory: spoiled, file: log } = await writtenSession(SPOILED_TASKS);
+      const { directory: spoiled, file: log } = await sessionCopy(directory);
       spoil(log);
       expect([what, await bytesToReplay('s', { directory: spoiled })]).toEqual([what, statSync(log).size]);
       expect([what, (await open('s', { directory: spoiled, create: false })).snapshotUse().used]).toEqual([
@@ -449,7 +470,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
 
   it('ignores and clears the temporary file of a writer killed while it wrote the snapshot', async () => {
     // A snapshot over the first 64 lines, then 75 more: past the next one, which clears the file.
-    const { directory, file } = await writtenSession(SPOILED_TASKS);
+    const { directory, file } = await sessionCopy((await sharedSession()).directory);
     const leftover = `${file}.snapshot.99999.1.tmp`;
     writeFileSync(leftover, readFileSync(`${file}.snapshot`, 'utf8').slice(0, 1000));
     const session = await open('s', { directory, create: false });
