@@ -1,10 +1,11 @@
 /**
  * Every way in on one PostgreSQL store, as users run them: two `fact-tracker mcp` processes
  * driven alternately by the official MCP client and a hook process share one session with
- * nothing lost, and `sessions export`, `replay --session`, `sessions list|delete` and `db
- * migrate` read and change it. Everything runs as the agents' role of docs/team.md, created
- * with exactly the statements that page lists. Each way a store can be wrong is one line
- * without the password, and a non-zero exit (the hook: exit 0 and a `systemMessage`).
+ * nothing lost, and `sessions export` (a process too), `replay --session`, `sessions
+ * list|delete` and `db migrate` (through the commands' code in this process) read and change
+ * it. Everything runs as the agents' role of docs/team.md, created with exactly the statements
+ * that page lists. Each way a store can be wrong is one line without the password, and a
+ * non-zero exit (the hook: exit 0 and a `systemMessage`).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { parseHistory } from '../../src/index.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { createNotableFactsTracker } from '../../src/notes/index.js';
 import { postgresNotesStore, SCHEMA_VERSION } from '../../src/postgres/index.js';
-import { type CliRun, MAIN, ROOT, runCli } from '../cli/runCli.js';
+import { type CliRun, MAIN, ROOT, runCli, runCliHere } from '../cli/runCli.js';
 import { toolCallOf } from '../live/mcp/historyCalls.js';
 import { tempDir } from '../tempDirs.js';
 import { startEndingProxy } from './endingProxy.js';
@@ -32,6 +33,14 @@ const { server } = usePostgres();
 /** Runs `fact-tracker ...args` in `cwd` with exactly `env` (and PATH), feeding `input`. */
 const run = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string, input = ''): Promise<CliRun> =>
   runCli(args, input, { cwd, env });
+
+/**
+ * `run` through the built router in this process: the same commands on the same store, where
+ * what is checked is what they read and write, not the process (the variables they are given
+ * are read from `env` alike; the driver's own, PGPASSWORD and ~/.pgpass, only by a process).
+ */
+const runHere = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string, input = ''): Promise<CliRun> =>
+  runCliHere(args, input, { cwd, env });
 
 /** The SQL block of docs/team.md after `<!-- sql: NAME -->`, for the database `database`. */
 const documentedSql = (name: string, database: string, password: string): string => {
@@ -174,30 +183,30 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
     expect(lines).toHaveLength(sent + 2);
     expect(lines.slice(-2).map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['prompt', 'dispatch']);
 
-    const replayed = await run(['replay', '-', '--json'], {}, cwd, exported.stdout);
+    const replayed = await runHere(['replay', '-', '--json'], {}, cwd, exported.stdout);
     expect(replayed.status).toBe(0);
     const all = sectionsOf(replayed.stdout);
     expect(all.slice(0, -1)).toEqual(sections);
     expect(all.at(-1)!.sessionContext).toBe(hookSection);
     // replay --session reads the same session from the store, and prints the same report.
-    expect(await run(['replay', '--session', sessionId, '--json'], agent, cwd)).toEqual(replayed);
-    expect((await run(['facts', '--store', agentUrl, '--session', sessionId, '--json'], {}, cwd)).stdout).toContain(
+    expect(await runHere(['replay', '--session', sessionId, '--json'], agent, cwd)).toEqual(replayed);
+    expect((await runHere(['facts', '--store', agentUrl, '--session', sessionId, '--json'], {}, cwd)).stdout).toContain(
       'src/config.ts',
     );
-    expect((await run(['sessions', 'list'], agent, cwd)).stdout).toBe(`${sessionId}\n`);
-    expect(await run(['sessions', 'delete', sessionId], agent, cwd)).toMatchObject({ status: 0, stderr: '' });
-    expect(await run(['sessions', 'list', '--store', agentUrl], {}, cwd)).toEqual({
+    expect((await runHere(['sessions', 'list'], agent, cwd)).stdout).toBe(`${sessionId}\n`);
+    expect(await runHere(['sessions', 'delete', sessionId], agent, cwd)).toMatchObject({ status: 0, stderr: '' });
+    expect(await runHere(['sessions', 'list', '--store', agentUrl], {}, cwd)).toEqual({
       status: 0,
       stdout: '',
       stderr: '',
     });
-    const gone = await run(['replay', '--session', sessionId], agent, cwd);
+    const gone = await runHere(['replay', '--session', sessionId], agent, cwd);
     expect(gone.status).toBe(1);
     expect(gone.stderr).toMatch(
       /^fact-tracker replay: unknown_session: there is no session team-web-api in postgres:/u,
     );
     // An up-to-date schema needs nothing, and the agents' role may say so.
-    expect((await run(['db', 'migrate'], agent, cwd)).stdout).toMatch(
+    expect((await runHere(['db', 'migrate'], agent, cwd)).stdout).toMatch(
       new RegExp(`is at version ${SCHEMA_VERSION}: nothing to do\\n$`, 'u'),
     );
   });
@@ -224,7 +233,7 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
       await client.close();
       await proxy.close();
     }
-    const exported = await run(['sessions', 'export', sessionId, '--store', url], {}, cwd);
+    const exported = await runHere(['sessions', 'export', sessionId, '--store', url], {}, cwd);
     expect(
       exported.stdout
         .trimEnd()
@@ -330,7 +339,9 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
         /^fact-tracker db: store_schema: .*newer than .*upgrade session-fact-tracker/u,
       ],
     ];
-    // At once: a server that cannot be reached is retried for 5 s before it is said to be.
+    // At once: a server that cannot be reached is retried for 5 s before it is said to be. The
+    // hook and the server that cannot reach its store as processes, whose exits are what the
+    // user sees; the rest through the commands' code in this process.
     const [hooked, ...runs] = await Promise.all([
       run(
         ['hook'],
@@ -338,7 +349,7 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
         cwd,
         JSON.stringify(fixture('pre-tool-use-agent', 'wrong-store', cwd)),
       ),
-      ...cases.map(([, args, env]) => run(args, env, cwd, '')),
+      ...cases.map(([, args, env]) => (args[0] === 'mcp' ? run : runHere)(args, env, cwd, '')),
     ]);
     cases.forEach(([what, , , expected], i) => {
       const { status, stdout, stderr } = runs[i]!;
