@@ -72,10 +72,14 @@ const runMain = (main: string, args: ReadonlyArray<string>, cwd = ROOT): Promise
     );
   });
 
-/** Each answer of one installation's hook to a task, then to a second task that is given the first's facts. */
-const hookAnswers = async (main: string): Promise<Array<Payload | undefined>> => {
+/**
+ * Each answer of one installation's hook (of the built hook in this process, without `main`) to
+ * a task, then to a second task that is given the first's facts.
+ */
+const hookAnswers = async (main?: string): Promise<Array<Payload | undefined>> => {
   const cwd = tempDir('hook-');
-  const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd, [], main);
+  const env = { CLAUDE_PROJECT_DIR: cwd };
+  const send = main === undefined ? routed(env, cwd) : binary(env, cwd, [], main);
   const out: Array<Payload | undefined> = [];
   for (const name of [
     'pre-tool-use-agent',
@@ -107,10 +111,20 @@ const lastHookAnswer = async (main: string): Promise<Payload | undefined> => {
   return answer.output;
 };
 
-/** The full build's hook answers, asked for once: both tests compare an installation with them. */
+/**
+ * The full build's hook answers, asked for once of its code in this process (the installations'
+ * processes are what the tests are about): the tests compare an installation with them.
+ */
 const fullAnswers = ((): (() => Promise<Array<Payload | undefined>>) => {
   let answers: Promise<Array<Payload | undefined>> | undefined;
-  return () => (answers ??= hookAnswers(MAIN));
+  return () => (answers ??= hookAnswers());
+})();
+
+/** The replay the installations are asked for (five facts a prompt), and the full binary's answer, run once. */
+const REPLAY = ['replay', EXAMPLE, '--json', '--max-facts', '5'];
+const fullReplay = ((): (() => Promise<CliRun>) => {
+  let replayed: Promise<CliRun> | undefined;
+  return () => (replayed ??= runMain(MAIN, REPLAY));
 })();
 
 describe('the bundle', { timeout: 120_000 }, () => {
@@ -125,8 +139,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
     expect(section).toContain('src/config.ts modified_by task:1');
     expect(answers).toEqual(full);
 
-    const replay = ['replay', EXAMPLE, '--json', '--max-facts', '5'];
-    const [expected, actual] = await Promise.all([runMain(MAIN, replay), runMain(bundled, replay)]);
+    const [expected, actual] = await Promise.all([fullReplay(), runMain(bundled, REPLAY)]);
     expect(expected.status).toBe(0);
     expect(JSON.parse(expected.stdout)).toHaveProperty('prompts');
     expect(actual).toEqual(expected);
@@ -202,17 +215,16 @@ describe('the bundle', { timeout: 120_000 }, () => {
       bundleOnly((file) => writeFileSync(file, randomBytes(4096))),
       bundleOnly((file) => writeFileSync(file, anotherCache)),
     ];
-    const replay = ['replay', EXAMPLE, '--max-facts', '5'];
-    const [full, fullReplay, hook, ...replays] = await Promise.all([
+    const [full, expected, hook, ...replays] = await Promise.all([
       fullAnswers(),
-      runMain(MAIN, replay),
+      fullReplay(),
       lastHookAnswer(junk),
-      ...[missing, junk, another].map((main) => runMain(main, replay)),
+      ...[missing, junk, another].map((main) => runMain(main, REPLAY)),
     ]);
-    expect(fullReplay.status).toBe(0);
-    expect(fullReplay.stdout).toContain('[Session Context]');
+    expect(expected.status).toBe(0);
+    expect(expected.stdout).toContain('[Session Context]');
     expect(hook).toEqual(full[4]);
-    for (const replayed of replays) expect(replayed).toEqual(fullReplay);
+    for (const replayed of replays) expect(replayed).toEqual(expected);
   });
 
   it('holds no Ajv: the MCP SDK validates JSON Schemas only for elicitation, which the server never asks', () => {
