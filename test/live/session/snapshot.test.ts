@@ -183,8 +183,7 @@ const reopen = async (directory: string) => {
 
 describe('session snapshots', { timeout: 120_000 }, () => {
   it('starts from the snapshot a writer saved, and answers exactly what a replay of the whole log gives', async () => {
-    const { directory, file } = await writtenSession();
-    expect(existsSync(`${file}.snapshot`)).toBe(true);
+    const { directory, file } = await sharedSession();
     const reader = await open('s', { directory, create: false });
     const use = reader.snapshotUse();
     expect(use.used).toBe(true);
@@ -195,18 +194,21 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     // The tail after the snapshot is shorter than the interval between snapshots.
     const tail = lines - use.position;
     expect(tail).toBeLessThan(SNAPSHOT_EVERY);
-    expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
+    expect(right(await reader.snapshot())).toEqual(replayOf(readFileSync(file, 'utf8')).store);
     expect(reader.report()).toEqual({ events: 3 * TASKS, errors: [], setAside: [] });
-    // The next prompt gets the section a replay of the log prints for it.
+    // The next prompt gets the section a replay of the log prints for it: asked of a reader of a
+    // copy, which starts from the copy's snapshot, so that the shared log stays as its writer left it.
+    const copy = await sessionCopy(directory);
+    const copyReader = await open('s', { directory: copy.directory, create: false });
     const next = TASKS + 1;
     const answer = right(
-      await reader.compileContext({
+      await copyReader.compileContext({
         taskId: String(next),
         taskPrompt: 'Bound the billing retry policy',
         at: next * 60_000,
       }),
     );
-    const replayed = replayHistory(readFileSync(file, 'utf8'));
+    const replayed = replayHistory(readFileSync(copy.file, 'utf8'));
     expect(answer.sessionContext).toBe(replayed.report.prompts.at(-1)!.sessionContext);
     expect(answer.sessionContext).not.toBe('');
   });
@@ -228,7 +230,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     const store = right(await reader.snapshot());
     counting = false;
     expect(reader.snapshotUse().used).toBe(false);
-    expect(store).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
+    expect(store).toEqual(replayOf(readFileSync(file, 'utf8')).store);
     // 72 lines in pieces of 64: the loop turned between the two.
     expect(lines).toBe(3 * TASKS);
     expect(turns).toBeGreaterThanOrEqual(1);
