@@ -4,18 +4,9 @@
  * machine is needed or touched.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { treeCopier } from '../fixtures/tree.js';
 import { onTempDirsRemoved, tempDir as makeTempDir } from '../tempDirs.js';
 
 /** Runs git in `cwd` and returns its output. */
@@ -29,39 +20,12 @@ export const git = (cwd: string, ...args: string[]): string =>
 /** A new empty directory, removed after the test file that made it. */
 export const tempDir = (prefix = 'context-'): string => makeTempDir(prefix);
 
-/** One entry of a directory as read into memory: a folder, a file's bytes and mode, or a link's target. */
-type Entry =
-  | { readonly path: string; readonly kind: 'dir' }
-  | { readonly path: string; readonly kind: 'file'; readonly data: Buffer; readonly mode: number }
-  | { readonly path: string; readonly kind: 'link'; readonly target: string };
-
-/** Every entry below `dir`, each folder before what it holds. */
-const entriesOf = (dir: string, under = ''): Entry[] =>
-  readdirSync(join(dir, under)).flatMap((name): Entry[] => {
-    const path = join(under, name);
-    const full = join(dir, path);
-    const stat = lstatSync(full);
-    if (stat.isDirectory()) return [{ path, kind: 'dir' }, ...entriesOf(dir, path)];
-    if (stat.isSymbolicLink()) return [{ path, kind: 'link', target: readlinkSync(full) }];
-    if (stat.isFile()) return [{ path, kind: 'file', data: readFileSync(full), mode: stat.mode & 0o777 }];
-    throw new Error(`${full}: only folders, files and links are copied`);
-  });
-
-/**
- * New directories named `prefix...`, each holding what `dir` held when `copier` was called: its
- * entries are read once, so a copy only writes them (a repository's few dozen files: several
- * times cheaper than `cpSync`, which reads and checks each again).
- */
+/** New directories named `prefix...`, each holding what `dir` held when `copier` was called. */
 const copier = (dir: string, prefix: string): (() => string) => {
-  const entries = entriesOf(dir);
+  const write = treeCopier(dir);
   return () => {
     const copy = tempDir(prefix);
-    for (const entry of entries) {
-      const to = join(copy, entry.path);
-      if (entry.kind === 'dir') mkdirSync(to);
-      else if (entry.kind === 'link') symlinkSync(entry.target, to);
-      else writeFileSync(to, entry.data, { mode: entry.mode });
-    }
+    write(copy);
     return copy;
   };
 };

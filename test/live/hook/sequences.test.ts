@@ -8,16 +8,7 @@
  * this process (a process costs up to a second on a loaded machine).
  */
 import { execFileSync } from 'node:child_process';
-import {
-  appendFileSync,
-  copyFileSync,
-  linkSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, linkSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +18,7 @@ import type { SessionStore } from '../../../src/live/session/store.js';
 import { runHook } from '../../../src/live/hook/hook.js';
 import { digestOf } from '../../../src/live/hook/turn.js';
 import { openSession } from '../../../src/live/session/session.js';
+import { copyTree } from '../../fixtures/tree.js';
 import { tempDir } from '../../tempDirs.js';
 import {
   binary,
@@ -120,17 +112,6 @@ const seed = async (host: ReturnType<typeof claudeCode>, count: number): Promise
   return seeds;
 };
 
-/**
- * Copies the project `from` into `to`: its folders and files, all a project of these tests holds
- * (fs.cpSync took ten times the CPU, for each of a hundred copies of a template).
- */
-const copyProject = (from: string, to: string): void => {
-  mkdirSync(to, { recursive: true });
-  for (const entry of readdirSync(from, { withFileTypes: true }))
-    if (entry.isDirectory()) copyProject(join(from, entry.name), join(to, entry.name));
-    else copyFileSync(join(from, entry.name), join(to, entry.name));
-};
-
 const shuffled = <T>(items: ReadonlyArray<T>, order: ReadonlyArray<number>): T[] => order.map((i) => items[i]!);
 
 /** What a host model keeps of the events it sent: each call's sections, and what the user was told. */
@@ -175,7 +156,7 @@ const afterSeeds = async <H extends { readonly host: Model }>(
     })();
   seededProjects.set(key, made);
   const seeded = await made;
-  copyProject(seeded.dir, place.dir);
+  copyTree(seeded.dir, place.dir);
   const fresh = make(place.send, place.dir);
   for (const [call, given] of seeded.given) fresh.host.given.set(call, { ...given, sections: [...given.sections] });
   fresh.host.notices.push(...seeded.notices);
@@ -546,7 +527,7 @@ describe('Claude Code orderings (the hooks file knows the calls)', { timeout: 12
     async (ordering, types, rewrite) => {
       const dir = tempDir('sequence-');
       const templated = await template(rewrite);
-      copyProject(templated.dir, dir);
+      copyTree(templated.dir, dir);
       let now = Date.parse('2026-03-02T10:30:00Z');
       const { send, handed } = handing(inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }));
       const steps = ordering.split(' ') as ReadonlyArray<Step>;
