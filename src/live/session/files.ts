@@ -75,17 +75,20 @@ const optionsOf = <T extends object>(options: T | undefined): Partial<T> =>
 
 /**
  * The sessions folder `options` name, and the folder it must stay inside (the default one must
- * stay in `cwd`). A folder that is no text (null from an unset variable) reads as none.
+ * stay in `cwd`), or the project it was named in (`cwd`, which it may be). A folder that is no
+ * text (null from an unset variable) reads as none.
  */
 export const resolveSessionsDirectory = (
   given: SessionsFolder = {},
-): { readonly directory: string; readonly within?: string } => {
+): { readonly directory: string; readonly within?: string; readonly project?: string } => {
   const { cwd: givenCwd, directory } = optionsOf(given);
   // The process's working directory is read only when a path needs it: it may have been
   // deleted (Node throws then), and an absolute folder needs none.
   const cwd = typeof givenCwd === 'string' ? givenCwd : undefined;
   if (typeof directory === 'string')
-    return { directory: cwd === undefined ? resolve(directory) : resolve(cwd, directory) };
+    return cwd === undefined
+      ? { directory: resolve(directory) }
+      : { directory: resolve(cwd, directory), project: resolve(cwd) };
   const within = resolve(cwd ?? process.cwd());
   return { directory: join(within, ...DEFAULT_SESSIONS_DIRECTORY.split('/')), within };
 };
@@ -165,8 +168,8 @@ export const locateSession = async (
   const options = optionsOf(given);
   const id = parseSessionId(sessionId);
   if (E.isLeft(id)) return id;
-  const { directory, within } = resolveSessionsDirectory(options);
-  const ready = await prepareDirectory(directory, within, options.create !== false);
+  const { directory, within, project } = resolveSessionsDirectory(options);
+  const ready = await prepareDirectory(directory, within, options.create !== false, project);
   if (E.isLeft(ready)) return ready;
   const file = join(directory, `${id.right}${LOG_EXTENSION}`);
   return E.right({ id: id.right, file, setAsideFile: `${file}${SET_ASIDE_EXTENSION}` });
@@ -302,7 +305,7 @@ const START: Cursor = { lines: 0, offset: 0, identity: '', last: Buffer.alloc(0)
 /** A session log store over the files of a folder (default `.fact-tracker/sessions` under `cwd`). */
 export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionStore => {
   const options = optionsOf(given);
-  const { directory, within } = resolveSessionsDirectory(options);
+  const { directory, within, project } = resolveSessionsDirectory(options);
   const lock = lockSettingsOf(options);
   const clock = options.clock ?? Date.now;
   /** Per session, where the last read or append of this store's calls ended, per follower. */
@@ -326,7 +329,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
   const filesOf = async (id: string, create: boolean): Promise<E.Either<SessionStoreError, SessionFiles>> => {
     const checked = parseSessionId(id);
     if (E.isLeft(checked)) return checked;
-    const ready = await prepareDirectory(directory, within, create);
+    const ready = await prepareDirectory(directory, within, create, project);
     if (E.isLeft(ready)) return E.left({ code: 'io', message: ready.left.message });
     const file = join(directory, `${id}${LOG_EXTENSION}`);
     return E.right({ id, file, setAsideFile: `${file}${SET_ASIDE_EXTENSION}` });

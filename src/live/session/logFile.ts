@@ -361,8 +361,8 @@ export const withLogLock = <T>(
 /**
  * Creates the sessions folder when `create` (with a `.gitignore` that keeps the logs out of
  * git, written only into a folder made now or still empty: a folder that holds anything else,
- * such as a project named as the sessions folder, is not hidden from git) and, when `within`
- * is given, checks that the folder is really inside it: a symbolic link
+ * and the `project` named as the sessions folder, even while it is empty, are not hidden from
+ * git) and, when `within` is given, checks that the folder is really inside it: a symbolic link
  * in a hostile repository must not send the logs elsewhere. Every folder on the way is checked
  * before anything is created below it, so a link out of `within` is refused before any folder
  * is made at its target. A folder that does not exist and is not to be created is fine: there
@@ -372,6 +372,7 @@ export const prepareDirectory = async (
   directory: string,
   within: string | undefined,
   create: boolean,
+  project?: string,
 ): Promise<E.Either<SessionError, void>> => {
   const prepared = prepareFolder(directory, {
     ...(within === undefined ? {} : { within }),
@@ -379,7 +380,7 @@ export const prepareDirectory = async (
     label: 'the sessions folder',
   });
   if (E.isLeft(prepared)) return prepared;
-  if (!create) return E.right(undefined);
+  if (!create || directory === project) return E.right(undefined);
   let ours = prepared.right.created.includes(directory);
   try {
     ours ||= readdirSync(directory).length === 0;

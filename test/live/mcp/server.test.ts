@@ -630,13 +630,14 @@ describe('fact-tracker mcp --layout grouped', { timeout: 120_000 }, () => {
 
 describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () => {
   /** A prompt recorded by the server in `cwd` with `env` (and PATH) alone, through the built router in this process. */
-  const compile = async (cwd: string, env: Record<string, string> = {}): Promise<void> => {
+  const compile = async (cwd: string, env: Record<string, string> = {}, ...args: string[]): Promise<void> => {
     const { answers, status, stderr } = await serveHere(
       clientLines([
         'tools/call',
         { name: 'compile_context', arguments: { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' } },
       ]),
       { cwd, env },
+      ...args,
     );
     expect([status, stderr]).toEqual([0, '']);
     // Both answered, the call with no tool error.
@@ -681,6 +682,20 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
     await compile(nested);
     expect(existsSync(join(project, '.fact-tracker', 'sessions', 's1.jsonl'))).toBe(true);
     expect(existsSync(join(nested, '.fact-tracker'))).toBe(false);
+  });
+
+  it('never hides the project from git where it is named as the sessions folder, even while it is still empty', async () => {
+    // A `.gitignore` of `*` there would keep every file the project is given later out of git.
+    for (const named of [(): string[] => ['--sessions-dir', '.'], (project: string) => ['--store', project]]) {
+      const project = tempDir('mcp-empty-project-');
+      await compile(project, {}, ...named(project));
+      expect(readdirSync(project)).toEqual(['s1.jsonl']);
+    }
+    // A folder of its own in the project, found empty, is still kept out of git.
+    const project = tempDir('mcp-empty-logs-');
+    mkdirSync(join(project, 'logs'));
+    await compile(project, {}, '--sessions-dir', 'logs');
+    expect(readdirSync(join(project, 'logs')).sort()).toEqual(['.gitignore', 's1.jsonl']);
   });
 
   it('in CLAUDE_PROJECT_DIR when Claude Code names the project', async () => {
