@@ -163,7 +163,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(commandsOf({ hooks }).filter((command) => command === HOOK)).toHaveLength(5);
   });
 
-  it('--layout grouped gives the hook command and the server the option; a run without it takes it away, leaving one entry each', async () => {
+  it('--layout grouped gives the hook command and the server the option; --layout lines takes it away, leaving one entry each', async () => {
     const project = tempDir('init-layout-');
     const settings = join(project, '.claude', 'settings.json');
     expect((await init(project, 'claude', '--layout', 'grouped')).status).toBe(0);
