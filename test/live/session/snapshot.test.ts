@@ -213,6 +213,18 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     expect(answer.sessionContext).not.toBe('');
   });
 
+  it('writes in its header the format and layout number docs/formats.md gives for a snapshot', async () => {
+    const { file } = await sharedSession();
+    const snapshot = readFileSync(`${file}.snapshot`, 'utf8');
+    const header = JSON.parse(snapshot.slice(0, snapshot.indexOf('\n'))) as Record<string, unknown>;
+    const formats = readFileSync(new URL('../../../docs/formats.md', import.meta.url), 'utf8');
+    const documented = /`"format":"(session-fact-tracker\/session-snapshot)"`, `"version":(\d+)`/u.exec(formats);
+    expect({ format: header['format'], version: header['version'] }).toEqual({
+      format: documented?.[1],
+      version: Number(documented?.[2]),
+    });
+  });
+
   it('reads a log without a snapshot in pieces, the event loop turning between them (a lock it holds stays fresh), to what a replay gives', async () => {
     // The shared session's log, without its snapshot: a copy of the log is read as any log is.
     const directory = copyOf((await sharedSession()).directory);
