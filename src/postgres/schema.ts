@@ -7,8 +7,8 @@
  * A schema newer than this library knows is refused: an older library would misread it; and so is
  * a database whose encoding lacks characters, by the script and by a store's first check alike,
  * a schema holding another tool's tables of the names the migrations make, by the script, and
- * one whose recorded version lacks a table of it (renamed or dropped by hand), by the script
- * and `db migrate`: a table is made once, so no rows kept under another name are hidden.
+ * one whose recorded version lacks a table or a column of it (renamed or dropped by hand), by the
+ * script and `db migrate`: each is made once, so nothing kept under another name is hidden.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
@@ -95,12 +95,33 @@ COMMENT ON COLUMN ${s}.snapshots.previous_state IS 'The snapshot this one replac
 ]);
 
 /**
- * The tables each migration makes, which every later version reads: keep it in step with
- * `MIGRATIONS` when one adds a table (a test renames each table a migrated schema holds).
+ * The columns each migration makes, by table, which every later version reads: a table is made by
+ * the first version that names it. Keep it in step with `MIGRATIONS` when one adds a table or a
+ * column (a test renames each table, and drops each column, a migrated schema holds).
  */
-const MIGRATION_TABLES: ReadonlyArray<readonly [version: number, tables: ReadonlyArray<string>]> = deepFreeze([
-  [1, ['sessions', 'lines', 'snapshots']],
-  [2, ['notes_sessions', 'notes_profiles', 'notes_leases', 'notes_queue']],
+const MIGRATION_COLUMNS: ReadonlyArray<
+  readonly [version: number, tables: Readonly<Record<string, ReadonlyArray<string>>>]
+> = deepFreeze([
+  [
+    1,
+    {
+      sessions: ['key', 'id', 'lines', 'bytes', 'created_at', 'updated_at'],
+      lines: ['session_key', 'line', 'text'],
+      snapshots: ['session_key', 'position', 'bytes', 'library', 'state', 'written_at'],
+    },
+  ],
+  [
+    2,
+    {
+      notes_sessions: ['user_id', 'session_id', 'value', 'version', 'updated_at'],
+      notes_profiles: ['user_id', 'value', 'version', 'updated_at'],
+      notes_leases: ['user_id', 'session_id', 'holder', 'expires_at'],
+      notes_queue: ['seq', 'user_id', 'session_id', 'kind', 'text', 'at', 'origin', 'added_at'],
+    },
+  ],
+  [3, { notes_queue: ['item_key'] }],
+  [4, { notes_leases: ['fence'] }],
+  [5, { snapshots: ['previous_position', 'previous_library', 'previous_state'] }],
 ]);
 
 /** The newest schema version this library knows. */
@@ -146,28 +167,52 @@ const foreignRefusal = (s: string, what: string): string =>
   `the schema ${s} holds ${what}, which session-fact-tracker did not make: give the stores a schema of their own (the schema option), or move that out of it`;
 
 /**
- * The statement that refuses the schema `s` when a table of a version its migrations table
- * records is missing (renamed or dropped by other means). The migrations make each table once,
- * when its version is applied: making it again, empty, would hide the rows kept under the other
- * name and leave the other tables pointing there, so the user is told which to bring back.
+ * What the migrations made, as rows of SQL's `VALUES` (position, version, table, column): a
+ * table's row, its column NULL, at the version that makes it, then a row per column.
  */
-const tablesCheckSql = (s: string): string => {
-  const made = MIGRATION_TABLES.flatMap(([version, tables]) => tables.map((table) => [version, table] as const)).map(
-    ([version, table], order) => `(${order}, ${version}, '${table}')`,
+const madeRows = (): ReadonlyArray<string> => {
+  const made = MIGRATION_COLUMNS.flatMap(([version, tables]) =>
+    Object.entries(tables).map(([table, columns]) => ({ version, table, columns })),
   );
-  return `DO $tables$ DECLARE recorded integer; missing text[]; BEGIN
+  return made
+    .flatMap(({ version, table, columns }, at) => [
+      ...(made.findIndex((first) => first.table === table) === at ? [[version, table, 'NULL'] as const] : []),
+      ...columns.map((column) => [version, table, `'${column}'`] as const),
+    ])
+    .map(([version, table, column], order) => `(${order}, ${version}, '${table}', ${column})`);
+};
+
+/**
+ * The statement that refuses the schema `s` when a table or a column of a version its migrations
+ * table records is missing (renamed or dropped by other means), naming each, a column as
+ * table.column (a missing table's columns not again). The migrations make each once, when its
+ * version is applied: making it again, empty, would hide what is kept under the other name (and
+ * leave the other tables pointing there), so the user is told which to bring back. A column of
+ * another type is no missing one: no migration changes a type, so it is an administrator's
+ * choice, and the server casts many (varchar for text) in the store's statements.
+ */
+const missingCheckSql = (s: string): string => {
+  // A row a line: the script db migrate --print shows stays readable.
+  const made = madeRows().join(',\n      ');
+  return `DO $made$ DECLARE recorded integer; tables text[]; columns text[]; lacking text; them text; BEGIN
   SELECT coalesce(max(version), 0) INTO recorded FROM ${sqlSchema(s)}.migrations;
-  SELECT array_agg(made.name ORDER BY made.position) INTO missing
-    FROM (VALUES ${made.join(', ')}) AS made (position, version, name)
-    WHERE made.version <= recorded AND NOT EXISTS (SELECT 1 FROM pg_class JOIN pg_namespace ON pg_namespace.oid = relnamespace
-      WHERE nspname = '${s}' AND relname = made.name AND relkind IN ('r', 'p'));
-  IF missing IS NOT NULL THEN
-    RAISE EXCEPTION 'the schema ${s} records version % but lacks its table% %, renamed or dropped by other means: rename % back or restore % from a backup (db migrate makes a table only when it applies its version, so as not to hide rows kept under another name)',
-      recorded, CASE WHEN cardinality(missing) = 1 THEN '' ELSE 's' END, array_to_string(missing, ', '),
-      CASE WHEN cardinality(missing) = 1 THEN 'it' ELSE 'them' END, CASE WHEN cardinality(missing) = 1 THEN 'it' ELSE 'them' END
-      USING ERRCODE = 'FT001';
+  SELECT array_agg(made.relation ORDER BY made.position) FILTER (WHERE made.name IS NULL AND present.oid IS NULL),
+      array_agg(made.relation || '.' || made.name ORDER BY made.position)
+        FILTER (WHERE made.name IS NOT NULL AND present.oid IS NOT NULL AND attname IS NULL)
+    INTO tables, columns
+    FROM (VALUES ${made}) AS made (position, version, relation, name)
+    LEFT JOIN (SELECT pg_class.oid, relname FROM pg_class JOIN pg_namespace ON pg_namespace.oid = relnamespace
+      WHERE nspname = '${s}' AND relkind IN ('r', 'p')) AS present ON present.relname = made.relation
+    LEFT JOIN pg_attribute ON attrelid = present.oid AND attname = made.name AND NOT attisdropped
+    WHERE made.version <= recorded;
+  lacking := concat_ws(' and its ', 'table' || CASE WHEN cardinality(tables) > 1 THEN 's ' ELSE ' ' END || array_to_string(tables, ', '),
+    'column' || CASE WHEN cardinality(columns) > 1 THEN 's ' ELSE ' ' END || array_to_string(columns, ', '));
+  them := CASE WHEN coalesce(cardinality(tables), 0) + coalesce(cardinality(columns), 0) = 1 THEN 'it' ELSE 'them' END;
+  IF lacking <> '' THEN
+    RAISE EXCEPTION 'the schema ${s} records version % but lacks its %, renamed or dropped by other means: rename % back or restore % from a backup (db migrate makes a table or a column only when it applies its version, so as not to hide what is kept under another name)',
+      recorded, lacking, them, them USING ERRCODE = 'FT001';
   END IF;
-END $tables$;`;
+END $made$;`;
 };
 
 /**
@@ -207,7 +252,7 @@ END $schema$;`,
     RAISE EXCEPTION 'the schema ${s} is newer than version ${SCHEMA_VERSION}: upgrade session-fact-tracker' USING ERRCODE = 'FT001';
   END IF;
 END $check$;`,
-    tablesCheckSql(s),
+    missingCheckSql(s),
     ...MIGRATIONS.filter((migration) => migration.version > from).map(
       (migration) => `-- ${migration.version}: ${migration.description}
 DO $migration$ BEGIN
@@ -326,7 +371,7 @@ export const ensureSchema = async (
   // A schema made before the migration script checked the encoding: refused all the same, in one line at first use.
   if (encoding !== undefined && !keepsEveryCharacter(encoding)) return E.left(wrongEncoding(db, encoding));
   if (version > SCHEMA_VERSION) return E.left(tooNew(db, version));
-  // `db migrate` checks an up-to-date schema's tables too: a store's first use pays one query.
+  // `db migrate` checks an up-to-date schema's tables and columns too: a store's first use pays one query.
   if (version === SCHEMA_VERSION && firstUse) return E.right({ from: version });
   const applied = await db.run(
     'repeatable',
@@ -347,7 +392,7 @@ export const ensureSchema = async (
             if (firstUse && (error as { code?: unknown } | null)?.code === '55P03') return 'busy' as const;
             throw error;
           }
-        } else if (!firstUse) await client.query(tablesCheckSql(db.schema));
+        } else if (!firstUse) await client.query(missingCheckSql(db.schema));
         return { from, to: await versionOn(client, db.schema) };
       }),
     'transaction',

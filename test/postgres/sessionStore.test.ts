@@ -909,6 +909,41 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
   });
 });
 
+/** What a test of a schema changed by hand works with: a session `s` of one line stored there, a connection of its owner. */
+interface AlteredByHand {
+  readonly url: string;
+  readonly cwd: string;
+  readonly store: SessionStore;
+  readonly admin: pg.Client;
+}
+
+/**
+ * Runs `work` on a database migrated to the newest version, which changes its schema by hand and
+ * puts it back as it was: then `db migrate` finds nothing to do, and the store reads its line.
+ */
+const alteredByHand = async (work: (altered: AlteredByHand) => Promise<void>): Promise<void> => {
+  const url = await server().createDatabase();
+  const cwd = tempDir('pg-missing-');
+  expect(right(await migrate(url))).toMatchObject({ from: 0, to: SCHEMA_VERSION });
+  const store = postgresSessionStore(url);
+  opened.push(store);
+  right(await store.append('s', 0, ['{"a":1}']));
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await work({ url, cwd, store, admin });
+  } finally {
+    await admin.end();
+  }
+  const migrated = await runCli(['db', 'migrate', '--store', url], '', { cwd });
+  expect([migrated.status, migrated.stderr, migrated.stdout]).toEqual([
+    0,
+    '',
+    expect.stringMatching(/nothing to do\n$/u),
+  ]);
+  expect(right(await store.read('s', 0)).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
+};
+
 describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cannot be used', () => {
   /** Each failure is one line, names the store without its password, and never holds the password. */
   const expectOneLine = (either: E.Either<{ code: string; message: string }, unknown>, code: string): string => {
@@ -1055,16 +1090,8 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     }
   });
 
-  it('refuses in one line to migrate a schema whose recorded version lacks a table renamed or dropped by hand, naming it, rather than find nothing to do; renamed back, the store works', async () => {
-    const url = await server().createDatabase();
-    const cwd = tempDir('pg-missing-');
-    expect(right(await migrate(url))).toMatchObject({ from: 0, to: SCHEMA_VERSION });
-    const store = postgresSessionStore(url);
-    opened.push(store);
-    right(await store.append('s', 0, ['{"a":1}']));
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
+  it('refuses in one line to migrate a schema whose recorded version lacks a table renamed or dropped by hand, naming it, rather than find nothing to do; renamed back, the store works', () =>
+    alteredByHand(async ({ url, cwd, admin }) => {
       await admin.query('ALTER TABLE fact_tracker.lines RENAME TO lines_kept');
       const missing =
         /^fact-tracker db: store_schema: PostgreSQL at \S+: the schema fact_tracker records version \d+ but lacks its table lines, renamed or dropped by other means: /u;
@@ -1103,17 +1130,75 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
         await admin.query(`ALTER TABLE every_table.kept RENAME TO ${name}`);
         expect(E.isLeft(without) && without.left.message).toMatch(new RegExp(`lacks its table ${name}, renamed`, 'u'));
       }
-    } finally {
-      await admin.end();
-    }
-    const migrated = await runCli(['db', 'migrate', '--store', url], '', { cwd });
-    expect([migrated.status, migrated.stderr, migrated.stdout]).toEqual([
-      0,
-      '',
-      expect.stringMatching(/nothing to do\n$/u),
-    ]);
-    expect(right(await store.read('s', 0)).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
-  });
+    }));
+
+  it('refuses in one line to migrate a schema whose recorded version lacks a column dropped or renamed by hand, naming each as table.column, rather than find nothing to do; renamed back, the store works', () =>
+    alteredByHand(async ({ url, cwd, store, admin }) => {
+      right(await store.writeSnapshot('s', { position: 1, state: 'kept' }));
+      await admin.query('ALTER TABLE fact_tracker.snapshots RENAME COLUMN previous_state TO previous_kept');
+      await admin.query('ALTER TABLE fact_tracker.sessions RENAME COLUMN bytes TO bytes_kept');
+      const fresh = postgresSessionStore(url);
+      opened.push(fresh);
+      const refused = await runCli(['db', 'migrate', '--store', url], '', { cwd });
+      expect([refused.status, refused.stdout, refused.stderr.split('\n').length]).toEqual([1, '', 2]);
+      expect(refused.stderr).toMatch(
+        /^fact-tracker db: store_schema: PostgreSQL at \S+: the schema fact_tracker records version \d+ but lacks its columns sessions\.bytes, snapshots\.previous_state, renamed or dropped by other means: rename them back /u,
+      );
+      // Nothing was made in their place; the printed script refuses the same.
+      await expect(admin.query(schemaSql())).rejects.toThrow(
+        /lacks its columns sessions\.bytes, snapshots\.previous_state, renamed/u,
+      );
+      await admin.query('ROLLBACK');
+      const { rows } = await admin.query(
+        `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = 'fact_tracker' AND column_name IN ('bytes', 'previous_state') ORDER BY table_name`,
+      );
+      expect(rows).toEqual([{ name: 'bytes' }]);
+      // A column of another type is no missing one: the server casts it where it can.
+      await admin.query('ALTER TABLE fact_tracker.lines ALTER COLUMN text TYPE varchar');
+      // A schema of an older version is refused the same, before any step runs, by a store's first use
+      // too; a missing table is named once, not with its columns.
+      const sql = schemaSql({ schema: 'missing_v4' });
+      await admin.query(`${sql.slice(0, sql.indexOf('-- 5: '))}COMMIT;`);
+      await admin.query(
+        'ALTER TABLE missing_v4.notes_queue DROP COLUMN item_key; ALTER TABLE missing_v4.lines RENAME COLUMN text TO kept; DROP TABLE missing_v4.notes_profiles',
+      );
+      const lacking =
+        /records version 4 but lacks its table notes_profiles and its columns lines\.text, notes_queue\.item_key, renamed or dropped by other means: rename them back /u;
+      const older = await migrate(url, { schema: 'missing_v4' });
+      expect(E.isLeft(older) && older.left).toMatchObject({
+        code: 'store_schema',
+        message: expect.stringMatching(lacking),
+      });
+      const olderStore = postgresSessionStore(url, { schema: 'missing_v4' });
+      opened.push(olderStore);
+      const first = await olderStore.read('s', 0);
+      expect(E.isLeft(first) && first.left).toMatchObject({
+        code: 'store_schema',
+        message: expect.stringMatching(lacking),
+      });
+      expect(right(await schemaVersion(url, { schema: 'missing_v4' }))).toBe(4);
+      await admin.query('ALTER TABLE fact_tracker.snapshots RENAME COLUMN previous_kept TO previous_state');
+      await admin.query('ALTER TABLE fact_tracker.sessions RENAME COLUMN bytes_kept TO bytes');
+      expect(right(await fresh.readSnapshot('s'))).toEqual({ position: 1, state: 'kept' });
+      // Every column of every table a migrated schema holds is one whose absence is told.
+      const { rows: tables } = await admin.query<{ name: string; columns: string[] }>(
+        `SELECT table_name AS name, array_agg(column_name::text ORDER BY ordinal_position) AS columns FROM information_schema.columns
+          WHERE table_schema = 'fact_tracker' AND table_name <> 'migrations' GROUP BY table_name`,
+      );
+      expect(tables).toHaveLength(7);
+      for (const { name, columns } of tables) {
+        const schema = `dropped_${name}`;
+        right(await migrate(url, { schema }));
+        await admin.query(
+          `ALTER TABLE ${schema}.${name} ${columns.map((column) => `DROP COLUMN ${column} CASCADE`).join(', ')}`,
+        );
+        const without = await migrate(url, { schema });
+        const named = columns.map((column) => `${name}.${column}`).join(', ');
+        expect(E.isLeft(without) && without.left.message).toContain(
+          `lacks its column${columns.length === 1 ? '' : 's'} ${named}, renamed`,
+        );
+      }
+    }));
 
   it('refuses a schema holding another tool’s tables (a sessions table, a migrations table without an integer version) in one line, store_schema, at migration and first use, changing nothing', async () => {
     const url = await databaseUrl();
