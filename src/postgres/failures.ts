@@ -184,9 +184,12 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
       return made('store_url', `PostgreSQL at ${location}: ${message}`, false, true);
     case '42P01':
     case '3F000':
+    // A column renamed or dropped by hand, which the server names as the statement wrote it (by
+    // an alias, or bare): db migrate names it as table.column.
+    case '42703':
       return made(
         'store_schema',
-        `PostgreSQL at ${location} lacks the store's tables (${message}): run "fact-tracker db migrate"`,
+        `PostgreSQL at ${location} lacks ${code === '42703' ? 'a column of ' : ''}the store's tables (${message}): run "fact-tracker db migrate"`,
         false,
         true,
       );

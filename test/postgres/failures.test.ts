@@ -216,6 +216,13 @@ describe('a PostgreSQL failure', () => {
       true,
     ],
     [
+      'a missing column',
+      thrown('column n.previous_state does not exist', { code: '42703' }),
+      'store_schema',
+      false,
+      true,
+    ],
+    [
       'a newer schema',
       thrown('the schema fact_tracker is newer than version 1', { code: 'FT001' }),
       'store_schema',

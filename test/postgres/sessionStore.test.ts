@@ -1137,8 +1137,14 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
       right(await store.writeSnapshot('s', { position: 1, state: 'kept' }));
       await admin.query('ALTER TABLE fact_tracker.snapshots RENAME COLUMN previous_state TO previous_kept');
       await admin.query('ALTER TABLE fact_tracker.sessions RENAME COLUMN bytes TO bytes_kept');
+      // The store's first call that reads the column says to run db migrate, which must then say which.
       const fresh = postgresSessionStore(url);
       opened.push(fresh);
+      const read = await fresh.readSnapshot('s');
+      expect(E.isLeft(read) && read.left).toMatchObject({
+        code: 'store_schema',
+        message: expect.stringMatching(/previous_state does not exist\): run "fact-tracker db migrate"$/u),
+      });
       const refused = await runCli(['db', 'migrate', '--store', url], '', { cwd });
       expect([refused.status, refused.stdout, refused.stderr.split('\n').length]).toEqual([1, '', 2]);
       expect(refused.stderr).toMatch(
