@@ -210,6 +210,26 @@ export const memoryNotesStore = (
       const parsed = parseNotesWrite(given);
       if (E.isLeft(parsed)) return E.left(storeFailure('invalid_input', `the save was refused: ${parsed.left}`));
       const write = parsed.right;
+      // Every value as JSON before anything is written (all or nothing), and before the leases and
+      // versions are looked at: a value no store can keep is refused whatever they hold, as PostgreSQL
+      // refuses it, never answered in a way that asks for the same save again.
+      const encoded = [...write.sessions, ...(write.profile === undefined ? [] : [write.profile])].map(({ value }) =>
+        jsonOf(value),
+      );
+      const unwritable = encoded.findIndex(E.isLeft);
+      if (unwritable >= 0) {
+        const entry = write.sessions[unwritable];
+        const what =
+          entry === undefined
+            ? `the profile of ${JSON.stringify(user)}`
+            : `the record of ${JSON.stringify(user)} in ${JSON.stringify(entry.session)}`;
+        return E.left(
+          storeFailure(
+            'invalid_input',
+            `the save was refused: ${what} is no JSON value a store can keep (${(encoded[unwritable] as E.Left<string>).left})`,
+          ),
+        );
+      }
       const lost = (write.fences ?? []).filter(({ session, fence }) => !leases.isAt(user, session, fence));
       if (lost.length > 0)
         return E.left(
@@ -240,24 +260,6 @@ export const memoryNotesStore = (
         );
       if (conflicted.length > 0)
         return E.left(storeFailure('conflict', `${conflicted.join(' and ')} changed since it was read`));
-      // Every value as JSON before anything is written: all or nothing.
-      const encoded = [...write.sessions, ...(write.profile === undefined ? [] : [write.profile])].map(({ value }) =>
-        jsonOf(value),
-      );
-      const unwritable = encoded.findIndex(E.isLeft);
-      if (unwritable >= 0) {
-        const entry = write.sessions[unwritable];
-        const what =
-          entry === undefined
-            ? `the profile of ${JSON.stringify(user)}`
-            : `the record of ${JSON.stringify(user)} in ${JSON.stringify(entry.session)}`;
-        return E.left(
-          storeFailure(
-            'invalid_input',
-            `the save was refused: ${what} is no JSON value a store can keep (${(encoded[unwritable] as E.Left<string>).left})`,
-          ),
-        );
-      }
       const json = encoded.map((text) => (text as E.Right<string>).right);
       const target = userOf(user);
       const sessions = write.sessions.map(({ session, expected }, index) => {

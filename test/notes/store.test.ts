@@ -77,6 +77,27 @@ describe('the memory store refusing a save it cannot carry out', () => {
     });
   });
 
+  it('refuses a value no store could keep as bad input whatever versions the write names: trying it again cannot help, so it is never answered conflict', () => {
+    const store = memoryNotesStore();
+    store.save('maya', { sessions: [{ session: 's1', value: { facts: [] }, expected: 0 }] });
+    const writes = [
+      // At a version the store no longer holds.
+      { sessions: [{ session: 's1', value: { count: 1n }, expected: 0 }] },
+      // Naming a session twice.
+      {
+        sessions: [
+          { session: 's2', value: { facts: [] }, expected: 0 },
+          { session: 's2', value: { count: 1n }, expected: 0 },
+        ],
+      },
+    ] as never[];
+    for (const write of writes) {
+      const failure = failureOf(store.save('maya', write));
+      expect(failure.code).toBe('invalid_input');
+      expect(failure.message).toContain('is no JSON value a store can keep');
+    }
+  });
+
   it('answers a write that is none (null, no list of sessions, a hole, a getter that throws) as bad input (invalid_input), never throwing', () => {
     const store = memoryNotesStore();
     for (const write of [
