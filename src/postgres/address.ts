@@ -152,14 +152,19 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
         `the store URL's ${undecodable} holds percent-encoding that does not decode to text (a stray %, or %XX bytes of no UTF-8 character): write each special character as the %XX of its UTF-8 bytes`,
       ),
     );
+  // The driver reads only password= and sslpassword=, but one named in another case (Password=)
+  // holds the user's password all the same: never shown.
+  const secretNames = [...new Set(parsed.searchParams.keys())].filter((name) =>
+    (SECRET_PARAMETERS as ReadonlyArray<string>).includes(name.toLowerCase()),
+  );
   const secrets = [
     parsed.password,
     decoded(parsed.password),
-    ...SECRET_PARAMETERS.flatMap((name) => parsed.searchParams.getAll(name)),
+    ...secretNames.flatMap((name) => parsed.searchParams.getAll(name)),
   ].filter((secret) => secret !== '');
   parsed.password = '';
   // Deleting re-encodes every parameter: only when there is one to delete.
-  for (const name of SECRET_PARAMETERS) if (parsed.searchParams.has(name)) parsed.searchParams.delete(name);
+  for (const name of secretNames) parsed.searchParams.delete(name);
   return E.right({ url, location: parsed.href, secrets: [...new Set(secrets)] });
 };
 

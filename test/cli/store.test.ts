@@ -77,6 +77,7 @@ describe('chooseStore on addresses and folders', () => {
       '//app:pw@db/facts',
       'host=db password=pw dbname=facts',
       "'postgres://app:pw@db/facts'",
+      'postgres://app@db/facts?Password=pw',
     ])
       expect([store, holdsPassword(store)]).toEqual([store, true]);
     for (const store of ['postgres://app@db/facts', 'host=db dbname=facts', '/srv/a:b@c', './facts', 'team-logs'])

@@ -39,6 +39,14 @@ describe('a PostgreSQL address', () => {
     expect(E.isRight(socket) && socket.right.location).toBe('postgresql:///memory?host=/var/run/postgresql');
   });
 
+  it('is shown without a password parameter whose name is written in another case (Password=, SSLPASSWORD=), which holds the password all the same', () => {
+    const parsed = parsePostgresUrl(
+      'postgres://app@db/memory?Password=pw-S3cret&sslmode=require&SSLPASSWORD=key-S3cret',
+    );
+    expect(E.isRight(parsed) && parsed.right.location).toBe('postgres://app@db/memory?sslmode=require');
+    expect(E.isRight(parsed) && [...parsed.right.secrets].sort()).toEqual(['key-S3cret', 'pw-S3cret']);
+  });
+
   it('is refused in one line that never repeats it', () => {
     for (const url of ['postgres://app:s3cret@db:99999/memory', 'postgres://app:s3cret@/memory', 'redis://db']) {
       const parsed = parsePostgresUrl(url);
