@@ -80,7 +80,7 @@ const holdsEntries = (context: BundleInput['context']): boolean =>
  * own; a renamed branch takes its context along); otherwise `fresh`.
  */
 export const orElsewhere = (
-  { context, elsewhere = [], branchesPresent }: BundleInput,
+  { context, elsewhere = [], branchesPresent, renamedFrom }: BundleInput,
   kind: ContextKind,
   fresh: string,
 ): DraftLine[] => {
@@ -88,7 +88,7 @@ export const orElsewhere = (
   const here = holdsEntries(context)
     ? `no summary is stored for branch ${context.key.branch} yet (what it holds is listed here)`
     : `nothing is stored for branch ${context.key.branch}`;
-  const other = likelyOrigin(context.key, elsewhere, branchesPresent);
+  const other = likelyOrigin(context.key, elsewhere, branchesPresent, renamedFrom);
   if (other === undefined)
     return [
       free(

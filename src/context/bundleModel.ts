@@ -26,6 +26,12 @@ export interface BundleInput {
    */
   readonly branchesPresent?: ReadonlyArray<string>;
   /**
+   * The names this branch had before `git branch -m` renamed it, the latest first
+   * (`loadContext` reads them from git's reflog with `branchesPresent`): the one of them that
+   * holds the workstream is where its context is, though another branch holding it still exists.
+   */
+  readonly renamedFrom?: ReadonlyArray<string>;
+  /**
    * The workstream's contexts on other branches of this repository (a branch merged, squashed
    * or cherry-picked here brings its context along): the bundle says what they hold and how
    * to carry it here.

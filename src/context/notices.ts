@@ -75,17 +75,28 @@ export const branchRelation = (other: string, present: ReadonlyArray<string> | u
   present === undefined ? 'unknown' : present.includes(other) ? 'made_from' : 'renamed';
 
 /**
- * The other key of the same repository that most likely holds this branch's context: one whose
- * branch is gone (this branch, renamed) before one that still exists (the branch this one was
- * made from).
+ * The other key of the same repository that most likely holds this branch's context: the gone
+ * branch git's reflog says this one was renamed from (`renamedFrom`, the latest first), else
+ * one that still exists (the branch this one was made from), else one that is gone (this
+ * branch, renamed where git kept no record of it). A gone branch is not taken before one that
+ * exists: the file keeps the contexts of branches merged and deleted, and of a teammate's
+ * branches this clone never had, none of which any new branch was made from.
  */
 export const likelyOrigin = (
   key: ContextKey,
   others: ReadonlyArray<ContextKey>,
   present: ReadonlyArray<string> | undefined,
+  renamedFrom: ReadonlyArray<string> = [],
 ): ContextKey | undefined => {
   const sameRepo = others.filter((other) => other.repo === key.repo);
-  return sameRepo.find((other) => branchRelation(other.branch, present) === 'renamed') ?? sameRepo[0];
+  const gone = sameRepo.filter((other) => branchRelation(other.branch, present) === 'renamed');
+  const renamed = renamedFrom.flatMap((name) => gone.filter((other) => other.branch === name));
+  return (
+    renamed[0] ??
+    sameRepo.find((other) => branchRelation(other.branch, present) === 'made_from') ??
+    gone[0] ??
+    sameRepo[0]
+  );
 };
 
 /**
@@ -104,26 +115,30 @@ export const moveCommand = (key: ContextKey, from: string, kind: ContextKind, re
  * What to say when nothing is stored under `key` but the file holds the workstream elsewhere:
  * on a branch this one was made from (a copy starts it, the other keeps its own), on a branch
  * that is gone (a renamed branch: the move takes it along), or under another repository
- * identity; never "start from scratch". `present` lists the branches the repository has.
+ * identity; never "start from scratch". `present` lists the branches the repository has, and
+ * `renamed` the names git's reflog says this branch had before a rename, the latest first.
  */
 export const elsewhereNotice = (
   key: ContextKey,
   others: ReadonlyArray<ContextKey>,
   kind: ContextKind,
   given?: ReadonlyArray<string>,
+  renamed?: ReadonlyArray<string>,
 ): string => {
   checkedKey(key);
   checkedKind(kind);
   // Branches present that are none (null) are unknown, as when not given.
   const present = given === null ? undefined : given;
   if (present !== undefined) checkedList(present, 'present', 'branch names');
+  const renamedFrom =
+    renamed === undefined || renamed === null ? [] : checkedList(renamed, 'renamedFrom', 'branch names');
   const listed = checkedList(others, 'others', 'context keys')
     .slice(0, MAX_LISTED)
     .map((other) =>
       other.repo === key.repo ? `branch ${other.branch}` : `branch ${other.branch} under repo ${other.repo}`,
     );
   const more = others.length > MAX_LISTED ? ` and ${number(others.length - MAX_LISTED)} more` : '';
-  const sameRepo = likelyOrigin(key, others, present);
+  const sameRepo = likelyOrigin(key, others, present, renamedFrom);
   const where = `nothing is stored for workstream ${key.workstreamId} on branch ${key.branch}`;
   if (sameRepo === undefined) return `${where}, but the file holds it on ${listed.join(', ')}${more}`;
   const relation = branchRelation(sameRepo.branch, present);

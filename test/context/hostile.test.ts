@@ -410,7 +410,7 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     const copy = structuredClone(document.contexts[0]!);
     copy.key.branch = token;
     copy['open_decisions'] = [{ id: 'D1', text: 'x', status: 'open' }];
-    document.contexts.push(copy);
+    document.contexts.unshift(copy);
     writeFileSync(file, JSON.stringify(document, null, 2));
     commitAll(repo, 'a teammate context');
     const warning = /holds what looks like a GitHub token in contexts\[\d\]\.key\.branch: it is redacted here/u;
@@ -429,7 +429,9 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
       }
     };
     await reads();
+    // With main gone too, a new branch is pointed at the first branch of the file holding the workstream: the token's.
     git(repo, 'checkout', '-q', '-b', 'newbranch');
+    git(repo, 'branch', '-q', '-D', 'main');
     await reads();
     const refused = await runIn(repo, ['context', 'claim', 'c']);
     expectOneLineFailure(refused, /holds what looks like a GitHub token in key\.branch: nothing is written/u);

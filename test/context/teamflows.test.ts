@@ -145,6 +145,36 @@ describe.concurrent('issue 53: merges and branches', SLOW, () => {
     expect(onBranch(repo, 'main')).toBeUndefined();
   });
 
+  it('6: a new branch is told it was made from main though the file also holds a merged branch since deleted', async () => {
+    const repo = makeRepo();
+    loadedOf(await writeContext(options(repo, 1_000), { status: 'succeeded', summary: 'Main: lexer done.' }));
+    commitAll(repo, 'context');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    loadedOf(await writeContext(options(repo, 2_000), { status: 'succeeded', summary: 'Feature: parser done.' }));
+    commitAll(repo, 'feature context');
+    git(repo, 'checkout', '-q', 'main');
+    git(repo, 'merge', '-q', '--no-ff', '--no-edit', 'feature');
+    git(repo, 'branch', '-q', '-d', 'feature');
+    git(repo, 'checkout', '-q', '-b', 'next');
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain(
+      'note: nothing is stored for workstream default on branch next yet; branch main holds it: fact-tracker context move --from main starts branch next from it (main keeps its own)\n',
+    );
+    const bundle = await runIn(repo, ['context', 'bundle']);
+    expect(bundle.stdout).not.toContain('renamed');
+    expect(bundle.stdout).toMatch(/branch next is new: this workstream's context is on branch main/u);
+    // Renamed, the branch that held it is the one git's reflog names, though another branch holding it still exists.
+    git(repo, 'checkout', '-q', '-b', 'feature', 'main');
+    loadedOf(await writeContext(options(repo, 3_000), { status: 'succeeded', summary: 'Feature again.' }));
+    commitAll(repo, 'feature again');
+    git(repo, 'checkout', '-q', 'main');
+    git(repo, 'branch', '-q', '-m', 'main', 'trunk');
+    const renamed = await runIn(repo, ['context', 'show']);
+    expect(renamed.stdout).toContain(
+      'on branch main, which no longer exists (a renamed branch?); fact-tracker context move --from main --remove-source carries it to branch trunk\n',
+    );
+  });
+
   it('7: after a merge, a squash or a cherry-pick of a branch, main names the branch’s decisions and claims', async () => {
     const repo = makeRepo();
     loadedOf(

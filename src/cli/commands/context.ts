@@ -169,6 +169,7 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   elsewhere: loaded.elsewhere,
   related: loaded.related,
   ...(loaded.branchesPresent === undefined ? {} : { branchesPresent: loaded.branchesPresent }),
+  ...(loaded.renamedFrom === undefined ? {} : { renamedFrom: loaded.renamedFrom }),
   dashboardWritten: loaded.dashboardWritten,
   dashboardRegenerated: loaded.dashboardRegenerated,
   ...(loaded.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: loaded.sessionsIgnoredBy }),

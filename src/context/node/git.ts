@@ -471,3 +471,18 @@ export const branchNames = async (root: string): Promise<ReadonlyArray<string>> 
         .map((ref) => ref.slice('refs/heads/'.length))
     : [];
 };
+
+/**
+ * The names the branch `name` had before `git branch -m` renamed it, the latest first, as its
+ * reflog records them (`Branch: renamed refs/heads/OLD to refs/heads/NEW`); empty without one.
+ */
+export const branchRenamedFrom = async (root: string, name: string): Promise<ReadonlyArray<string>> => {
+  const subjects = await runGit(root, ['reflog', 'show', '--format=%gs', `refs/heads/${name}`, '--']);
+  return E.isRight(subjects)
+    ? subjects.right.split('\n').flatMap((subject) => {
+        // A branch name holds no space, so the two names are told apart where the subject says " to ".
+        const match = /^Branch: renamed refs\/heads\/(\S+) to refs\/heads\/\S+$/u.exec(subject);
+        return match === null ? [] : [match[1]!];
+      })
+    : [];
+};

@@ -31,7 +31,7 @@ import { selectContext } from '../contextFile.js';
 import { emptySharedContext, markSummaryStale, redactContext, redactKey, redactSessions } from '../update.js';
 import { sessionsIgnoredBy } from './derived.js';
 import { evidenceLineCounts, missingEvidencePaths } from './evidence.js';
-import { branchNames, changedFiles } from './git.js';
+import { branchNames, branchRenamedFrom, changedFiles } from './git.js';
 import type { Observed } from './snapshot.js';
 import { branchKeyOf, headNotes, keyIn, observe } from './observe.js';
 import {
@@ -112,6 +112,7 @@ export type Found = Pick<
   | 'elsewhere'
   | 'related'
   | 'branchesPresent'
+  | 'renamedFrom'
   | 'dashboardWritten'
   | 'dashboardRegenerated'
   | 'sessionsIgnoredBy'
@@ -164,6 +165,7 @@ export const loaded = async (scope: Scope, found: Found, observed: Observed): Pr
     elsewhere: found.elsewhere,
     related: found.related,
     ...(found.branchesPresent === undefined ? {} : { branchesPresent: found.branchesPresent }),
+    ...(found.renamedFrom === undefined ? {} : { renamedFrom: found.renamedFrom }),
     dashboardWritten: found.dashboardWritten,
     dashboardRegenerated: found.dashboardRegenerated,
     ...(found.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: found.sessionsIgnoredBy }),
@@ -181,8 +183,9 @@ const elsewhereNotes = (
   stored: boolean,
   others: ReadonlyArray<ContextKey>,
   present: ReadonlyArray<string> | undefined,
+  renamedFrom: ReadonlyArray<string> | undefined,
 ): string[] => {
-  if (!stored) return others.length === 0 ? [] : [elsewhereNotice(key, others, scope.kind, present)];
+  if (!stored) return others.length === 0 ? [] : [elsewhereNotice(key, others, scope.kind, present, renamedFrom)];
   return others
     .filter((other) => other.branch === key.branch && other.repo !== key.repo)
     .map(
@@ -239,9 +242,12 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     const elsewhere = selectOtherKeys(resolved, key).map(redactKey);
     // A new branch and a renamed one both hold no checkpoint (at most a failure or a decision recorded
     // since): whether the other branch still exists tells them apart, wherever the bundle says which.
-    const branchesPresent =
-      stored?.checkpoint === undefined && elsewhere.some((other) => other.repo === key.repo)
-        ? (await branchNames(scope.paths.root)).map(branchKeyOf)
+    const told = stored?.checkpoint === undefined && elsewhere.some((other) => other.repo === key.repo);
+    const branchesPresent = told ? (await branchNames(scope.paths.root)).map(branchKeyOf) : undefined;
+    // Which branch this one was renamed from, git's reflog says, when the key is the checkout's own branch.
+    const renamedFrom =
+      told && observed.head !== 'detached' && observed.head !== 'none' && branchKeyOf(observed.branch) === key.branch
+        ? (await branchRenamedFrom(scope.paths.root, observed.branch)).map(branchKeyOf)
         : undefined;
     const secret = secretWarning(scope, resolved, stored);
     const head = headNotes(scope, observed, false);
@@ -262,7 +268,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
           ? notes
           : notes.map((note) => `${note} (re-keyed in the file at the next write)`)),
         ...head.notes,
-        ...elsewhereNotes(scope, key, stored !== undefined, elsewhere, branchesPresent),
+        ...elsewhereNotes(scope, key, stored !== undefined, elsewhere, branchesPresent, renamedFrom),
         ...(fromIndex.right === undefined ? [] : [SPARSE_NOTE]),
         ...(outOfStep
           ? [
@@ -274,6 +280,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
       elsewhere,
       related: stored === undefined ? [] : selectRelatedContexts(resolved, key).map(redactContext),
       ...(branchesPresent === undefined ? {} : { branchesPresent }),
+      ...(renamedFrom === undefined ? {} : { renamedFrom }),
       dashboardWritten: false,
       dashboardRegenerated: false,
       ...(ignoredBy === undefined ? {} : { sessionsIgnoredBy: ignoredBy }),
