@@ -6,7 +6,7 @@
 import { collapseWhitespace } from '../base/text.js';
 import type { DraftLine } from './budget.js';
 import type { BundleInput } from './bundleModel.js';
-import type { ChangedFile, StaleReason } from './checkpoint.js';
+import { type ChangedFile, type StaleReason, uncommittedNote } from './checkpoint.js';
 import type { ChecklistItem, ContextKind, RunFailure, SharedContext } from './model.js';
 import { branchRelation, countOf, likelyOrigin, moveCommand } from './notices.js';
 import { splitParagraphs } from './paragraphs.js';
@@ -143,10 +143,19 @@ const changeLine = (change: ChangedFile): DraftLine => ({
 
 /**
  * Why the repository could not be read or the changed files are unknown, said whole: cut, the
- * one line that explains a stale bundle without files would explain nothing.
+ * one line that explains a stale bundle without files would explain nothing. That the
+ * checkpoint was recorded over uncommitted edits is a line of its own: joined to the other, the
+ * two outgrew a section and neither was said.
  */
-const noteLines = ({ status }: BundleInput): DraftLine[] =>
-  status.note === undefined ? [] : [{ prefix: '- ', body: text(status.note), clip: 'whole' }];
+const noteLines = ({ context, status }: BundleInput): DraftLine[] => {
+  if (status.note === undefined) return [];
+  const uncommitted = uncommittedNote(context, status.reasons);
+  const notes =
+    uncommitted !== undefined && status.note.endsWith(uncommitted)
+      ? [status.note.slice(0, -uncommitted.length).replace(/; $/u, ''), uncommitted]
+      : [status.note];
+  return notes.filter((note) => note !== '').map((note) => ({ prefix: '- ', body: text(note), clip: 'whole' }));
+};
 
 /**
  * The changed files with the note: the first changed file, then the note, then the others. A

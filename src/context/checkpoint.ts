@@ -368,7 +368,7 @@ const findPastEndEvidence = (
  * Why a stale summary may list no changed file: its checkpoint was recorded over uncommitted
  * edits, which a checkout without them (a teammate's, after a pull) does not have.
  */
-const uncommittedNote = (context: SharedContext, reasons: ReadonlyArray<StaleReason>): string | undefined => {
+export const uncommittedNote = (context: SharedContext, reasons: ReadonlyArray<StaleReason>): string | undefined => {
   const paths = context.checkpoint?.uncommitted ?? [];
   return paths.length === 0 || !reasons.includes('files_changed')
     ? undefined

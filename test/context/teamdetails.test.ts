@@ -24,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadContext, writeContext } from '../../src/context/node/index.js';
 import { buildContextBundle } from '../../src/context/index.js';
+import type { ContextKind } from '../../src/context/model.js';
 import { runBinary, runIn } from './cliRun.js';
 import { loadedOf, planningAt } from './results.js';
 import { commitAll, copiesOf, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
@@ -51,6 +52,29 @@ const shallowClone = (repo: string): string => {
   const clone = join(tempDir('shallow-'), 'app');
   git(repo, 'clone', '-q', '--depth', '1', `file://${repo}`, clone);
   return clone;
+};
+
+/** Why a bundle of a depth-1 clone lists no changed file, said whole. */
+const MISSING_COMMIT =
+  /- the checkpoint's commit [0-9a-f]{7} is not in this clone \(a shallow clone, or a history rewritten by a rebase or a force push\), so the changed files are unknown: git fetch --unshallow, or compare by hand\n/u;
+
+/**
+ * The bundles of each kind in a depth-1 clone of a repository whose checkpoints of both kinds
+ * were recorded over `uncommitted` edits, committed with them, and left behind by one more commit.
+ */
+const depthOneBundles = async (uncommitted: Record<string, string>): Promise<Record<ContextKind, string>> => {
+  const repo = makeRepo();
+  writeFiles(repo, uncommitted);
+  for (const kind of ['planning', 'implementation'])
+    expect((await runIn(repo, ['context', 'checkpoint', '--kind', kind, '--summary', 'Parser read.'])).status).toBe(0);
+  commitAll(repo, 'context');
+  writeFiles(repo, { 'src/lexer.ts': 'export const lex = (text: string) => [text];\n' });
+  commitAll(repo, 'lexer');
+  const clone = shallowClone(repo);
+  return {
+    planning: (await runIn(clone, ['context', 'bundle', '--kind', 'planning'])).stdout,
+    implementation: (await runIn(clone, ['context', 'bundle', '--kind', 'implementation'])).stdout,
+  };
 };
 
 /** Just over the 16 MiB up to which a new file is hashed by its content. */
@@ -110,19 +134,21 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
   });
 
   it('13: a depth-1 clone says whole why a stale bundle lists no files', async () => {
-    const repo = makeRepo();
-    for (const kind of ['planning', 'implementation'])
-      expect((await runIn(repo, ['context', 'checkpoint', '--kind', kind, '--summary', 'Parser read.'])).status).toBe(
-        0,
-      );
-    commitAll(repo, 'context');
-    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
-    commitAll(repo, 'trim');
-    const clone = shallowClone(repo);
-    const why =
-      /- the checkpoint's commit [0-9a-f]{7} is not in this clone \(a shallow clone, or a history rewritten by a rebase or a force push\), so the changed files are unknown: git fetch --unshallow, or compare by hand\n/u;
-    for (const kind of ['planning', 'implementation'])
-      expect((await runIn(clone, ['context', 'bundle', '--kind', kind])).stdout).toMatch(why);
+    const bundles = await depthOneBundles({});
+    expect(bundles.planning).toMatch(MISSING_COMMIT);
+    expect(bundles.implementation).toMatch(MISSING_COMMIT);
+  });
+
+  it('13c: a depth-1 clone says whole why a stale bundle lists no files after a checkpoint over uncommitted edits', async () => {
+    const bundles = await depthOneBundles({
+      'src/parser.ts': 'export const parse = (text: string) => text.trimEnd();\n',
+    });
+    expect(bundles.planning).toMatch(MISSING_COMMIT);
+    expect(bundles.implementation).toMatch(MISSING_COMMIT);
+    // The edits are a line of their own, which the implementation bundle's larger section has room for.
+    expect(bundles.implementation).toContain(
+      '- the checkpoint was recorded over uncommitted edits of src/parser.ts: a checkout without them sees the summary stale until they are committed\n',
+    );
   });
 
   it('13b: a partial clone whose remote is gone lists the changes since a checkpoint it has, never calling the commit missing', async () => {
