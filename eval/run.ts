@@ -32,7 +32,7 @@
  * be read exits 1, each with one line on stderr.
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
   DEFAULT_MAX_FACTS,
@@ -140,6 +140,8 @@ if (options.realworld !== undefined && !['histories', 'scale'].some((group) => i
   fail(`--realworld ${realworld} holds neither histories/ nor scale/\n${USAGE}`, 2);
 /** Why `--json-file` cannot be written, known before the run rather than after its minutes. */
 const unwritable = (file: string): string | undefined => {
+  // Its folder is there, yet writing to an empty name or one ending in a separator fails, after the run.
+  if (file === '' || file.endsWith('/') || file.endsWith(sep)) return 'it names no file';
   if (isFolder(file)) return 'it is a folder';
   const folder = dirname(resolve(file));
   return isFolder(folder) ? undefined : `there is no folder ${folder}`;

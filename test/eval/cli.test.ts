@@ -102,6 +102,9 @@ describe('npm run eval, on bad input', () => {
     for (const [file, why] of [
       [join(dir, 'absent', 'eval.json'), `there is no folder ${join(dir, 'absent')}`],
       [dir, 'it is a folder'],
+      // Taken as files whose folder is there, these failed to be written after the whole run, with status 1.
+      ['', 'it names no file'],
+      [`${join(dir, 'eval')}/`, 'it names no file'],
     ] as const) {
       const run = evaluate({ timeout: 30_000 }, '--json-file', file);
       expect(run.status).toBe(2);
