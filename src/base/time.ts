@@ -28,7 +28,12 @@ const ISO_TIME =
 
 const EPOCH_MS_TEXT = /^-?\d+$/u;
 
-const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
+/** The days of `month` (1 to 12) in `year`, 0000 to 9999: `Date.UTC` would read the years 0 to 99 as 1900 to 1999, and 1900 is no leap year. */
+const daysInMonth = (year: number, month: number): number => {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, 0);
+  return date.getUTCDate();
+};
 
 const offsetMinutes = (zone: string | undefined): number => {
   if (zone === undefined || zone === 'Z' || zone === 'z') return 0;

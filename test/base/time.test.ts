@@ -28,6 +28,19 @@ describe('parseIsoTime', () => {
     expect(E.isLeft(parseIsoTime('March 1, 2026'))).toBe(true);
   });
 
+  it('February 29 is a date exactly in the years the Gregorian calendar makes leap years, 0000 among them', () => {
+    const isLeap = (year: number): boolean => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    fc.assert(
+      fc.property(fc.oneof(fc.constantFrom(0, 100, 400, 1900, 2000), fc.integer({ min: 0, max: 9999 })), (year) => {
+        const text = `${String(year).padStart(4, '0')}-02-29T00:00:00Z`;
+        expect(E.isRight(parseIsoTime(text))).toBe(isLeap(year));
+      }),
+    );
+    // The leap day of the year 0000 is taken as epoch milliseconds too: the two forms take the same instants.
+    const leapDay = right(parseEventTime(right(parseIsoTime('0000-03-01T00:00:00Z')) - 86_400_000));
+    expect(right(parseIsoTime('0000-02-29T00:00:00Z'))).toBe(leapDay);
+  });
+
   it('refuses an offset after a date without a time of day, which reads as a date and an hour (2026-03-01-05)', () => {
     for (const text of ['2026-03-01-05', '2026-03-01+05', '2026-03-01 -05:00', '2026-03-01+0530'])
       expect(parseIsoTime(text)).toEqual(
