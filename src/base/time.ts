@@ -35,11 +35,13 @@ const daysInMonth = (year: number, month: number): number => {
   return date.getUTCDate();
 };
 
-const offsetMinutes = (zone: string | undefined): number => {
+/** An offset in minutes east of UTC, or undefined when its minutes are past 59 (`+05:99` would roll over into `+06:39`). */
+const offsetMinutes = (zone: string | undefined): number | undefined => {
   if (zone === undefined || zone === 'Z' || zone === 'z') return 0;
   const sign = zone.startsWith('-') ? -1 : 1;
   const digits = zone.slice(1).replace(':', '');
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0'));
+  const minutes = Number(digits.slice(2) || '0');
+  return minutes > 59 ? undefined : sign * (Number(digits.slice(0, 2)) * 60 + minutes);
 };
 
 /** The first and last milliseconds an ISO-8601 time of four-digit years can say: 0000-01-01 to 9999-12-31. */
@@ -88,7 +90,7 @@ export const parseIsoTime = (text: string): E.Either<TimeFailure, number> => {
   const offset = offsetMinutes(zone);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))
     return notTime(`${quoteTime(text)} has no such date`);
-  if (hour > 23 || minute > 59 || second > 59 || Math.abs(offset) > 18 * 60)
+  if (hour > 23 || minute > 59 || second > 59 || offset === undefined || Math.abs(offset) > 18 * 60)
     return notTime(`${quoteTime(text)} has no such time of day`);
   const millis = Number(`${fraction}000`.slice(0, 3));
   const utc = new Date(0);

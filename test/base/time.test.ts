@@ -28,6 +28,14 @@ describe('parseIsoTime', () => {
     expect(E.isLeft(parseIsoTime('March 1, 2026'))).toBe(true);
   });
 
+  it('rejects an offset whose minutes are past 59 instead of rolling them over into its hours', () => {
+    for (const text of ['2026-03-01T10:00:00+05:60', '2026-03-01T10:00:00+05:99', '2026-03-01T10:00-0575'])
+      expect(parseIsoTime(text)).toEqual(
+        E.left(expect.objectContaining({ message: `${JSON.stringify(text)} has no such time of day` })),
+      );
+    expect(right(parseIsoTime('2026-03-01T10:00:00+05:59'))).toBe(Date.parse('2026-03-01T04:01:00Z'));
+  });
+
   it('February 29 is a date exactly in the years the Gregorian calendar makes leap years, 0000 among them', () => {
     const isLeap = (year: number): boolean => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
     fc.assert(

@@ -47,7 +47,7 @@ const PREVIOUS_EXTENSION = '.previous';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 23;
+export const SNAPSHOT_VERSION = 24;
 
 /** A snapshot of a log: the state after its first `position` lines, which end at byte `offset` of the file `identity`. */
 export interface FileSnapshot {
