@@ -45,7 +45,7 @@ export interface SessionOptions extends SessionsFolder, SessionTokenizerOptions 
 /** An open session. No method throws; each catches up with other writers first. */
 export interface LiveSession {
   readonly id: string;
-  /** Where the log is: its path with the file store, else the store's location and the id. */
+  /** Where the log is: its path when the session opened its own files (no `store` given), else `LOCATION#ID`, the given store's location and the id. */
   readonly file: string;
   /** Records a dispatch result and extracts its facts; a result the contract rejects writes nothing; `options` as `IngestOptions` says. */
   ingestResult(input: IngestResultInput, options?: IngestOptions): Promise<E.Either<SessionError, IngestedResult>>;
