@@ -93,8 +93,10 @@ export const buildContextBundle = (given: BundleInput | SharedContext, options: 
   if (typeof input.status !== 'object' || input.status === null)
     refuseArgument('the status', input.status, 'a context status (loadContext gives one)');
   const { context, status } = input;
-  const threshold = options.facts?.threshold ?? DEFAULT_RELEVANCE_THRESHOLD;
-  const retrieved = options.facts === undefined ? [] : selectRelevantFacts(options.facts, context.featureRequest);
+  // Facts that are none (null from an unset variable) read as none given, as every option does.
+  const facts = options.facts ?? undefined;
+  const threshold = facts?.threshold ?? DEFAULT_RELEVANCE_THRESHOLD;
+  const retrieved = facts === undefined ? [] : selectRelevantFacts(facts, context.featureRequest);
   const lastErrors = options.lastErrors ?? DEFAULT_LAST_ERRORS;
   const working =
     kind === 'planning'

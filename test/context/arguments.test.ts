@@ -330,6 +330,10 @@ describe('arguments that are not of their kind', () => {
     expect(pinnedRulesProblem(['x'], null as never)).toBeUndefined();
     expect(elsewhereNotice(key, [{ ...key, branch: 'old' }], 'planning', null as never)).toMatch(/branch old/u);
     expect(mergeContextFiles(file, file, null as never).contexts).toHaveLength(1);
+    for (const kind of ['planning', 'implementation'] as const)
+      expect(buildContextBundle(context, { kind, facts: null as never, budget: null as never })).toEqual(
+        buildContextBundle(context, { kind }),
+      );
   });
 });
 
