@@ -47,7 +47,14 @@ const ORDERS: Readonly<Record<ContextKind, FitOrder>> = {
 
 const budgetFor = (kind: ContextKind, budget: BundleOptions['budget']): BundleBudget => {
   const standard = CONTEXT_BUDGETS[kind];
-  if (typeof budget !== 'number') return budget ?? standard;
+  if (budget === undefined || budget === null) return standard;
+  if (typeof budget !== 'number') {
+    // A budget of another kind (a text from the environment) would otherwise fail deep inside the fitting.
+    const sections: unknown = typeof budget === 'object' ? budget.sections : undefined;
+    if (typeof sections !== 'object' || sections === null)
+      refuseArgument('the budget', budget, 'a number or a bundle budget ({ total, sections })');
+    return budget;
+  }
   const max = Math.min(
     standard.total.max,
     Math.max(standard.total.min, Math.floor(Number.isFinite(budget) ? budget : standard.total.max)),
@@ -79,7 +86,7 @@ const isBundleInput = (given: BundleInput | SharedContext): given is BundleInput
  * characters, implementation 1,200–1,700, every section within its range. Pure and
  * deterministic: the same input gives the same text. A bare context, not verified by
  * `loadContext`, is bundled as stale. Throws a RangeError only for a custom budget that no
- * bundle could meet (a programming error).
+ * bundle could meet, and a TypeError for an argument of the wrong kind (programming errors).
  */
 export const buildContextBundle = (given: BundleInput | SharedContext, options: BundleOptions): ContextBundle => {
   // Options without a kind, or an input that is none, are a programmer's mistake: said plainly.

@@ -220,6 +220,16 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /the kind is undefined, not a context kind/u,
   ],
   [
+    'buildContextBundle of a text as the budget',
+    () => buildContextBundle(context, { kind: 'planning', budget: '2000' as never }),
+    /the budget is a string, not a number or a bundle budget/u,
+  ],
+  [
+    'buildContextBundle of a budget without sections',
+    () => buildContextBundle(context, { kind: 'implementation', budget: { total: { min: 1, max: 2 } } as never }),
+    /the budget is an object, not a number or a bundle budget \(\{ total, sections \}\)/u,
+  ],
+  [
     'buildContextBundle of a null input',
     () => buildContextBundle(null as never, { kind: 'planning' }),
     /the input is null, not a bundle input/u,
