@@ -16,7 +16,7 @@ import {
   writeContext,
 } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
-import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
+import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 import { errorOf, loadedOf } from './results.js';
 import { commitAll, copiesOf, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
@@ -193,6 +193,24 @@ describe.concurrent('writeContext and loadContext', () => {
     expect(failed.context.recentFailures).toHaveLength(1);
   });
 
+  it('gives a change of updateContext no author, since it asks git nothing: a rule the change pins names the pinner it gives', async () => {
+    const repo = makeRepo();
+    const authors: unknown[] = [];
+    const pinned = loadedOf(
+      await updateContext(PLANNING(repo), (context, at, snapshot, author) => {
+        authors.push(author);
+        return applyRunOutcome(
+          context,
+          { status: 'succeeded', pinRules: ['Run the linter first.'], pinnedBy: author ?? 'Alice Doe' },
+          at,
+          snapshot,
+        );
+      }),
+    );
+    // Called once against an empty file before the folder is made, then under the lock.
+    expect(authors).toEqual([undefined, undefined]);
+    expect(pinned.context.pinnedBy).toEqual({ 'Run the linter first.': 'Alice Doe' });
+  });
   it('serializes writers within one process: no update is lost', async () => {
     const repo = makeRepo();
     const claims = Array.from({ length: 4 }, (_, i) => `looked at module ${i}`);

@@ -31,7 +31,8 @@ const invalidArgument = (name: string, value: unknown, what: string, verb = 'is'
 
 /**
  * A change to one context at time `at`, against the repository snapshot taken for the write;
- * `author` is who writes (`Name <email>`), when the write asked git.
+ * `author` is who writes (`Name <email>`), when the write asked git: `writeContext` pinning rules
+ * does, `updateContext` never does.
  */
 export type ContextChange = (
   context: SharedContext,
