@@ -66,10 +66,11 @@ const applyChecked = (store: FactStore, event: TrackerEvent): FactStore => {
 
 /**
  * Applies one event with its reducer; an event of an unknown type leaves the store as it is.
- * An event that is no object (null) is refused with a TypeError.
+ * An event that is no object (null), or a store that is none, is refused with a TypeError.
  */
 export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore =>
-  applyChecked(store, checkedEvent(event, 'the event'));
+  // The store is checked here too: an event of an unknown type reaches no reducer that would.
+  applyChecked(checkedFactStore(store), checkedEvent(event, 'the event'));
 
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {

@@ -212,6 +212,9 @@ describe('a value that is not a fact store', () => {
     ['explainRetrievalEither', (value) => explainRetrievalEither(value, query)],
     ['encodeState', (value) => encodeState(value)],
     ['replay', (value) => replay([{ type: 'store/compacted', maxFacts: 0 }], value)],
+    ['applyEvent', (value) => applyEvent(value, { type: 'store/compacted', maxFacts: 0 })],
+    // An event of a type no reducer knows leaves a store as it is, but is no reason to hand back a value that is none.
+    ['applyEvent of an unknown event', (value) => applyEvent(value, { type: 'store/renamed' } as never)],
     ['replayHistory', (value) => replayHistory('{"type":"compact","maxFacts":0}', { initial: value })],
     ['createFactTracker', (value) => createFactTracker({ initial: value })],
     [
