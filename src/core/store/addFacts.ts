@@ -4,7 +4,7 @@ import { parseNewFact, type SessionFact } from '../fact.js';
 import { planCompaction } from './compact.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
-import { checkedFactStore } from './storeShape.js';
+import { checkedFactStore, handedBack } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { collapseToValidRuns, PAIR_LOG_LIMIT, withAssertions } from './timeline.js';
 import { selectTombstone } from './tombstones.js';
@@ -37,7 +37,7 @@ export const keepWellFormedFacts = (input: unknown): SessionFact[] => {
  * keeps the records of tasks that hold nothing else within bounds (see `taskRecords.ts`).
  */
 export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore =>
-  addCheckedFacts(checkedFactStore(store), keepWellFormedFacts(facts));
+  handedBack(store, addCheckedFacts(checkedFactStore(store), keepWellFormedFacts(facts)));
 
 /**
  * The log a pair that has none starts from when `facts` are asserted: the invalidation its

@@ -3,7 +3,7 @@ import { clipEndRedacted } from '../../base/secrets.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
-import { checkedFactStore } from './storeShape.js';
+import { checkedFactStore, handedBack } from './storeShape.js';
 import {
   byTimeThenId,
   deriveRecords,
@@ -258,7 +258,7 @@ export const compactWithReport = (
 ): { store: FactStore; report: CompactionReport } => {
   checkedFactStore(store);
   if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || validCount(store) <= maxFacts)
-    return { store, report: emptyReport() };
+    return { store: handedBack(store, store), report: emptyReport() };
   const { changes, report } = planCompaction(compactionBase(store), maxFacts);
   return { store: asOneRun(() => writePairChanges(store, changes)), report };
 };

@@ -7,7 +7,7 @@ import { invalidate } from './invalidate.js';
 import { recordTaskPrompt } from './recordTaskPrompt.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { emptyFactStore, type FactStore } from './state.js';
-import { checkedFactStore } from './storeShape.js';
+import { checkedFactStore, handedBack } from './storeShape.js';
 
 /** Facts were asserted (`addFacts`). */
 export interface FactsAddedEvent {
@@ -70,7 +70,7 @@ const applyChecked = (store: FactStore, event: TrackerEvent): FactStore => {
  */
 export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore =>
   // The store is checked here too: an event of an unknown type reaches no reducer that would.
-  applyChecked(checkedFactStore(store), checkedEvent(event, 'the event'));
+  handedBack(store, applyChecked(checkedFactStore(store), checkedEvent(event, 'the event')));
 
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {

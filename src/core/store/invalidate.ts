@@ -2,7 +2,7 @@ import { wellFormed } from '../../base/text.js';
 import { isWithinYears, plainTime } from '../../base/time.js';
 import { holdsSeparator, pathText } from '../fact.js';
 import { type FactStore, pairKey } from './state.js';
-import { checkedFactStore } from './storeShape.js';
+import { checkedFactStore, handedBack } from './storeShape.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';
 import { selectTombstone } from './tombstones.js';
 import { selectPairLog, writePairChanges } from './write.js';
@@ -34,8 +34,11 @@ export const invalidatedPair = (store: FactStore, subject: string, relation: str
  * every reducer: a subject or relation that is no string, or a time outside the years 0000 to 9999,
  * returns the same store too (so does such an event in `applyEvent` and `replay`).
  */
-export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
-  checkedFactStore(store);
+export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore =>
+  handedBack(store, closePair(checkedFactStore(store), subject, relation, at));
+
+/** `invalidate` of a store already checked. */
+const closePair = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !isWithinYears(at))
     return store;
   if (holdsSeparator(subject) || holdsSeparator(relation)) return store;

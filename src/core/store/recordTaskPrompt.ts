@@ -3,7 +3,7 @@ import { asOneRun } from '../../persistent/owner.js';
 import { isWithinYears, plainTime } from '../../base/time.js';
 import { spelledTaskId, taskIdSecretProblem } from '../fact.js';
 import { type FactStore, withIndex } from './state.js';
-import { checkedFactStore } from './storeShape.js';
+import { checkedFactStore, handedBack } from './storeShape.js';
 
 /**
  * Records the prompt a task was given, so its facts can be found by the words of the task
@@ -12,8 +12,11 @@ import { checkedFactStore } from './storeShape.js';
  * one, or the same text again, returns the same store, as does a blank task id (invisible
  * characters only, U+200B, too) or one holding a secret, which no fact's may hold.
  */
-export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: string, at: number): FactStore => {
-  checkedFactStore(store);
+export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: string, at: number): FactStore =>
+  handedBack(store, recordChecked(checkedFactStore(store), taskId, prompt, at));
+
+/** `recordTaskPrompt` on a store already checked. */
+const recordChecked = (store: FactStore, taskId: string, prompt: string, at: number): FactStore => {
   if (typeof taskId !== 'string' || typeof prompt !== 'string') return store;
   const task = spelledTaskId(taskId);
   if (task === '' || taskIdSecretProblem('task id', task) !== undefined) return store;

@@ -8,6 +8,8 @@
  */
 import { kindOf } from '../../base/describe.js';
 import { isRecord } from '../../base/record.js';
+import { deepFreeze } from '../../persistent/freeze.js';
+import { isMutating } from '../../persistent/owner.js';
 import type { FactStore } from './state.js';
 
 /** A persistent map: a leaf array, a branch `{ n, c }`, or the native map of a write run. */
@@ -61,3 +63,13 @@ export const checkedFactStore = (store: FactStore): FactStore => {
   if (problem !== undefined) throw new TypeError(problem);
   return store;
 };
+
+/**
+ * What a reducer given `store` returns, `result`: deeply frozen in place when it is `store` itself
+ * (nothing to do), as every result is, a store from `JSON.parse` or `structuredClone` too. A write
+ * freezes the parts of the input its result shares; handed back whole, the input is all shared.
+ * One check for a store a reducer returned, frozen already; inside a write run, the run's own
+ * stores stay writable and the run freezes its result.
+ */
+export const handedBack = (store: FactStore, result: FactStore): FactStore =>
+  result === store && !isMutating() ? deepFreeze(result) : result;

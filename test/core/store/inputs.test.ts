@@ -109,6 +109,28 @@ describe('reducers over the stores users pass', () => {
     );
   });
 
+  it('a reducer with nothing to do hands back the very store it was given, deeply frozen, a JSON round-tripped or structuredClone one included', () => {
+    // Each step leaves any store as it is: a fact already asserted, a pair no store holds, a
+    // bound above the count, a blank task id, an event of a type no reducer knows.
+    const asserted = fileFact('src/a.ts', 'modified_by', 'task:1', 1);
+    const start = addFacts(emptyFactStore({ maxValidFacts: 6 }), [asserted]);
+    const idle: ReadonlyArray<readonly [string, Step]> = [
+      ['addFacts of nothing', (store) => addFacts(store, [])],
+      ['addFacts of a fact asserted', (store) => addFacts(store, [asserted])],
+      ['invalidate of a pair no store holds', (store) => invalidate(store, 'src/none.ts', 'modified_by', 5)],
+      ['compact above the count', (store) => compact(store, 6)],
+      ['compactWithReport above the count', (store) => compactWithReport(store, 6).store],
+      ['recordTaskPrompt of a blank task id', (store) => recordTaskPrompt(store, ' ', 'edit src/a.ts', 3)],
+      ['applyEvent of an unknown event', (store) => applyEvent(store, { type: 'store/renamed' } as never)],
+    ];
+    for (const [name, step] of idle)
+      for (const input of [start, viaJson(start), structuredClone(start)]) {
+        const result = unchangedBy(input, step);
+        expect(result, name).toBe(input);
+        expect(isDeepFrozen(result), name).toBe(true);
+      }
+  });
+
   it('the same facts given unfrozen, as JSON, give the store the frozen facts give, and the facts are not changed', () => {
     fc.assert(
       fc.property(eventsArb, (events) => {
