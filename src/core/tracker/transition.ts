@@ -34,7 +34,8 @@ import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { invalidatedPair } from '../store/invalidate.js';
 import { settleByLaterReview, settleReview } from '../store/settleReview.js';
-import { asOneRun } from '../../persistent/owner.js';
+import { deepFreeze } from '../../persistent/freeze.js';
+import { asOneRun, isMutating } from '../../persistent/owner.js';
 import type { FactStore } from '../store/state.js';
 import { checkedFactStore } from '../store/storeShape.js';
 import { selectValidOfLog } from '../store/timeline.js';
@@ -199,6 +200,22 @@ const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<Dispatch
 };
 
 /**
+ * The step with its state deeply frozen outside a write run, as every state a transition returns
+ * is: a state from `JSON.parse` or `structuredClone` lends the state returned its settings, and
+ * its store when the step leaves it as it is (the state itself when it changes nothing), and
+ * what the result shares is frozen with it. One check each for a state a transition made, frozen
+ * already; inside a run (a replay), the run's own values stay writable and the run freezes them.
+ */
+const sealed = <T extends readonly [TrackerState, ...unknown[]]>(step: T): T => {
+  if (isMutating()) return step;
+  const [state] = step;
+  deepFreeze(state.settings);
+  deepFreeze(state.store);
+  deepFreeze(state);
+  return step;
+};
+
+/**
  * Refuses, with a TypeError, a state that is not a tracker state: a programmer's mistake, said
  * plainly rather than as a failure deep inside.
  */
@@ -298,7 +315,7 @@ export const recordPrompt = (
 ): readonly [TrackerState, ReadonlyArray<TrackerEvent>] => {
   checkState(state);
   checkEvent(event, 'a prompt event');
-  return recordOf(state, event);
+  return sealed(recordOf(state, event));
 };
 
 /**
@@ -384,13 +401,13 @@ export function trackerTransition(state: TrackerState, event: TrackerInput, env:
   checkEvent(event, 'a history event');
   switch (event.type) {
     case 'dispatch':
-      return ingest(state, event);
+      return sealed(ingest(state, event));
     case 'prompt':
-      return prompt(state, event, env);
+      return sealed(prompt(state, event, env));
     case 'invalidate':
-      return invalidate(state, event);
+      return sealed(invalidate(state, event));
     case 'compact':
-      return compact(state, event);
+      return sealed(compact(state, event));
     default:
       // Only a caller outside the types gets here: a programmer error, which a shell reports as `internal`.
       throw new TypeError(`unknown event type ${JSON.stringify(String((event as { type?: unknown }).type))}`);

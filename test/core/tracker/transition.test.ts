@@ -24,6 +24,7 @@ import {
 } from '../../../src/index.js';
 import { createOwner, transientRun } from '../../../src/persistent/owner.js';
 import { implementer, reviewer } from '../../fixtures/results.js';
+import { isDeepFrozen } from '../store/invariants.js';
 
 const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
 
@@ -167,6 +168,27 @@ describe('trackerTransition', () => {
     expect(nothingToClose[2]).toEqual({ type: 'invalidate', closed: [] });
     const blank = trackerTransition(start, { type: 'prompt', taskId: '1', taskPrompt: '   ', at: 1 });
     expect(blank[0]).toBe(start);
+  });
+
+  it('returns a deeply frozen state for a state from JSON or structuredClone, the very one for an event that changes nothing', () => {
+    const events = [
+      { type: 'dispatch', role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']), at: 1 },
+      { type: 'prompt', taskId: '2', taskPrompt: 'Add rate limiting', at: 2 },
+      { type: 'invalidate', subject: 'x', relation: 'y', at: 3 },
+      { type: 'compact', maxFacts: 100, at: 4 },
+    ] as const;
+    const start = trackerTransition(initialTrackerState(), events[0])[0];
+    for (const event of events)
+      for (const input of [JSON.parse(JSON.stringify(start)) as TrackerState, structuredClone(start)]) {
+        const before = JSON.stringify(input);
+        const [next] = trackerTransition(input, event);
+        expect(JSON.stringify(input)).toBe(before);
+        expect(isDeepFrozen(next), event.type).toBe(true);
+        if (event.type === 'invalidate' || event.type === 'compact') expect(next, event.type).toBe(input);
+      }
+    const input = structuredClone(start);
+    const [recorded] = recordPrompt(input, { taskId: '3', taskPrompt: 'Add a route', at: 5 });
+    expect(isDeepFrozen(recorded)).toBe(true);
   });
 
   it('records nothing for a task prompt of invisible characters only, as for a blank one', () => {
