@@ -3,7 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import { planCompaction } from './compact.js';
 import { asOneRun } from '../../persistent/owner.js';
-import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
+import { type FactStore, normalizeMaxValidFacts, type PairLog, pairKey, validCount } from './state.js';
 import { checkedFactStore, handedBack } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { collapseToValidRuns, PAIR_LOG_LIMIT, withAssertions } from './timeline.js';
@@ -89,7 +89,9 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
  */
 const writeCompacted = (store: FactStore, changes: ReadonlyArray<PairChange>): FactStore => {
   const count = validCount(store) + validCountChange(changes);
-  if (count <= store.maxValidFacts) return writePairChanges(store, changes);
+  // As `emptyFactStore` reads a bound: one set by hand (0, -1, Infinity) would drop every fact, or keep a bound JSON loses.
+  const bound = normalizeMaxValidFacts(store.maxValidFacts);
+  if (count <= bound) return writePairChanges(store, changes);
   const added = validDiff(changes);
   const order = detachValidOrder(store.index);
   stepValidOrder(order, added.invalid, added.valid);
@@ -98,7 +100,7 @@ const writeCompacted = (store: FactStore, changes: ReadonlyArray<PairChange>): F
     const log = (after ?? before)!;
     pending.set(pairKey(log.subject, log.relation), after);
   }
-  const compaction = planCompaction({ store, pending, order, count }, store.maxValidFacts).changes;
+  const compaction = planCompaction({ store, pending, order, count }, bound).changes;
   const dropped = validDiff(compaction);
   stepValidOrder(order, dropped.invalid, dropped.valid);
   const steps = [changes, compaction];

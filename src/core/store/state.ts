@@ -100,17 +100,21 @@ export const withIndex = (store: FactStore, index: SearchIndex): FactStore =>
 /**
  * A store of these parts, its `tombstones` absent when there is none. Two object literals rather
  * than a spread: a spread builds the object off the engine's fast path, and a write makes one.
+ * The bound as `emptyFactStore` reads it: one set by hand on a store (`{ ...store, maxValidFacts }`)
+ * may be any number, and the store written holds one a saved state's JSON keeps.
  */
 export const storeOf = (
-  maxValidFacts: number,
+  bound: number,
   pairs: FactStore['pairs'],
   historyPairs: FactStore['historyPairs'],
   index: SearchIndex,
   tombstones: PMap.PersistentMap<number> | undefined,
-): FactStore =>
-  tombstones === undefined || PMap.size(tombstones) === 0
+): FactStore => {
+  const maxValidFacts = normalizeMaxValidFacts(bound);
+  return tombstones === undefined || PMap.size(tombstones) === 0
     ? { maxValidFacts, pairs, historyPairs, index }
     : { maxValidFacts, pairs, historyPairs, index, tombstones };
+};
 
 const PAIR_SEPARATOR = '\u001f';
 

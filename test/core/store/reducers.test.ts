@@ -178,6 +178,15 @@ describe('addFacts', () => {
     expect(Object.isFrozen(input)).toBe(false);
   });
 
+  it('reads a bound set by hand on a store ({ ...store, maxValidFacts }) as emptyFactStore reads it, and as encodeState saves it', () => {
+    const facts = Array.from({ length: 6 }, (_, i) => fact('task:1', i, { subject: `src/f${i}.ts` }));
+    for (const maxValidFacts of [0, -1, 0.5, 4.7, Infinity]) {
+      const byHand = addFacts({ ...emptyFactStore(), maxValidFacts }, facts);
+      expect(byHand, String(maxValidFacts)).toEqual(addFacts(emptyFactStore({ maxValidFacts }), facts));
+      expect(JSON.parse(JSON.stringify(byHand))).toEqual(byHand);
+    }
+  });
+
   it('compacts automatically when maxValidFacts is exceeded', () => {
     const facts = Array.from({ length: 6 }, (_, i) => fact('task:1', i, { subject: `src/f${i}.ts` }));
     const store = addFacts(emptyFactStore({ maxValidFacts: 4 }), facts);
