@@ -5,7 +5,8 @@
  * it would inject them. So a saved fact's texts are read as extraction now makes them: each
  * secret replaced by `[redacted: a GitHub token]`, within its field's limit, the fact's id that
  * of its redacted triple; and pairs whose names are then the same are one pair, as a replay of
- * those results gives now (`mergedPairs`). A state this version saved holds none, and reads as it is.
+ * those results gives now (`mergedPairs`). A state this version saved of extracted facts holds none,
+ * and reads as it is (one of facts handed to `addFacts` by hand may: they are redacted too).
  */
 import { findSecret, redactedClipEnd } from '../base/secrets.js';
 import { FACT_LIMITS } from '../core/fact.js';

@@ -6,7 +6,8 @@
  * the subjects extraction makes of a path are read as it makes them now, each fact's id that of
  * its respelled triple, and pairs whose names then meet are one pair (`mergedPairs`). Only those:
  * a task's subject (`task:12`), or a fact no path rule makes (one added by hand), stays as
- * written. A state this version saved holds none to respell, and reads as it is.
+ * written. A state this version saved of extracted facts holds none to respell, and reads as it is
+ * (a fact handed to `addFacts` by hand in a path rule's shape may hold one: it is respelled too).
  */
 import { isBlank } from '../base/text.js';
 import { type FactTag, pathText, type SessionFact, type SourceRole } from '../core/fact.js';

@@ -26,7 +26,7 @@ import {
 import { createFactId, type SessionFact } from '../../src/core/fact.js';
 import type { FactStore } from '../../src/core/store/state.js';
 import { respelledPairs } from '../../src/saved/respelledPairs.js';
-import { storeArb } from '../arbitraries.js';
+import { fileFact, storeArb } from '../arbitraries.js';
 import { implementer, reviewer } from '../fixtures/results.js';
 import { SECRETS } from '../fixtures/secrets.js';
 
@@ -593,6 +593,14 @@ describe('a saved state this version wrote', () => {
   it('reads back as the same store for any store the reducers or a replay build, every file in its one spelling', () => {
     fc.assert(fc.property(historyArb, (text) => expectReadAsWritten(replayHistory(text).store)));
     fc.assert(fc.property(storeArb, expectReadAsWritten));
+  });
+
+  it("reads a fact added by hand in a path rule's shape with its path in another spelling respelled, as an earlier version's, its id that of the respelled triple", () => {
+    const byHand = fileFact('./src/a.ts', 'modified_by', 'task:1', 1000);
+    const read = roundTrip(addFacts(emptyFactStore(), [byHand]));
+    expect(selectValidFacts(read).map(({ id, subject }) => [id, subject])).toEqual([
+      [createFactId('src/a.ts', 'modified_by', 'task:1'), 'src/a.ts'],
+    ]);
   });
 
   it('holds no pair to respell, so its pairs are read without a copy', () => {
