@@ -210,6 +210,23 @@ describe('fact-tracker notes replay', () => {
     }
   });
 
+  it('names - as standard input when it points a saved state or a dispatch history piped in to the command that reads it', async () => {
+    const state = '{"format":"session-fact-tracker/state","version":1,"maxValidFacts":1000,"pairs":[]}\n';
+    const history = '{"type":"prompt","taskId":"1","taskPrompt":"Add a route","at":1}\n';
+    expect(await runCli(['notes', 'replay', '-'], state)).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker notes: standard input is a saved state, not a conversation log: read its facts with fact-tracker facts -\n',
+    });
+    expect(await runCli(['notes', 'replay', '-'], history)).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker notes: standard input is a dispatch history, not a conversation log: replay it with fact-tracker replay -\n',
+    });
+  });
+
   it('reads at most 256 MiB of a conversation log: an endless file is refused in one line, not read until memory runs out', async () => {
     const { status, stdout, stderr } = await runCli(['notes', 'replay', '/dev/zero']);
     expect(status).toBe(1);

@@ -53,12 +53,14 @@ const isSpreadLogStart = (nextLine: string): boolean => {
  */
 const otherKindOfFile = (text: string, file: string): string | undefined => {
   const first = firstLineOf(text);
+  // Named as every message names `-`, standard input; the command to run takes `-` as it was given.
+  const name = file === '-' ? 'standard input' : file;
   if (first.trimEnd() === '{' && isSpreadLogStart(nextLineOf(text)))
-    return `${file === '-' ? 'standard input' : file} is written over several lines (pretty-printed, as jq . writes it), not one JSON object a line: write it with jq -c . and read that`;
+    return `${name} is written over several lines (pretty-printed, as jq . writes it), not one JSON object a line: write it with jq -c . and read that`;
   if (isSavedStateStart(first))
-    return `${file} is a saved state, not a conversation log: read its facts with fact-tracker facts ${file}`;
+    return `${name} is a saved state, not a conversation log: read its facts with fact-tracker facts ${file}`;
   if (isHistoryEventStart(first))
-    return `${file} is a dispatch history, not a conversation log: replay it with fact-tracker replay ${file}`;
+    return `${name} is a dispatch history, not a conversation log: replay it with fact-tracker replay ${file}`;
   return undefined;
 };
 
