@@ -421,6 +421,20 @@ describe('--save into a saved state another command wrote', () => {
       1,
       `fact-tracker replay: nothing saved into ${fresh}: the history records no fact and no prompt (a compaction removed the facts the results added)\n`,
     ]);
+    // A prompt refused for its task id is rejected with the code of a result (invalid_input), yet it is no result.
+    const refusedPrompt = await runCliHere(
+      ['replay', '-', '--save', fresh],
+      [
+        '{"type":"dispatch","role":"reviewer","taskId":"1","result":{"task_id":"1","assessment":"approved","strengths":[],"issues":[],"required_fixes":[]}}',
+        '{"type":"compact","maxFacts":0}',
+        `{"type":"prompt","taskId":"${'x'.repeat(60)}","taskPrompt":"Add a route"}`,
+        '',
+      ].join('\n'),
+    );
+    expect([refusedPrompt.status, refusedPrompt.stderr]).toEqual([
+      1,
+      `fact-tracker replay: nothing saved into ${fresh}: the history records no fact and no prompt (a compaction removed the facts the results added)\n`,
+    ]);
     expect(existsSync(fresh)).toBe(false);
   });
 

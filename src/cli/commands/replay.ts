@@ -1,7 +1,11 @@
 /** `fact-tracker replay FILE`: what each prompt of a history would get, and at what cost. */
+import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { ReplayResult } from '../../core/replay/replay.js';
+import { parseJson } from '../../base/json.js';
+import { isRecord } from '../../base/record.js';
+import type { HistoryLine } from '../../core/history/lines.js';
+import type { ReplayError, ReplayResult } from '../../core/replay/replay.js';
 import { selectRecordedPrompts } from '../../core/store/write.js';
 import { encodeState } from '../../saved/savedState.js';
 import type { ReplayCommand } from '../command.js';
@@ -23,6 +27,19 @@ const REJECTED_RESULT_CODES: ReadonlyArray<string> = [
 ];
 
 /**
+ * True when `error`, a line the replay rejected, is a dispatch's result: `invalid_input` is also
+ * a prompt's whose task id is refused, which only the line's text (in `batch`, the lines being
+ * replayed) tells apart. Such a line is an event, so it is JSON; it is read only then.
+ */
+const isRejectedResult = (error: ReplayError, batch: ReadonlyArray<HistoryLine>): boolean => {
+  if (!REJECTED_RESULT_CODES.includes(error.code)) return false;
+  if (error.code !== 'invalid_input') return true;
+  const text = batch.find(({ line }) => line === error.line)?.text;
+  const value = text === undefined ? undefined : E.getOrElseW(() => undefined)(parseJson(text));
+  return isRecord(value) && value['type'] === 'dispatch';
+};
+
+/**
  * Why nothing of the history would be saved, or undefined when it leaves a store worth saving.
  * A history of rejected lines only (a file given by mistake, results without their markers), of
  * no line at all (nothing piped into -, a blank file), or of events that store nothing (a compact,
@@ -30,7 +47,11 @@ const REJECTED_RESULT_CODES: ReadonlyArray<string> = [
  * facts a compaction removed is not empty while it keeps the files their tasks changed or the
  * times their pairs were closed, which its saved state holds.
  */
-const nothingToSave = ({ report, store }: ReplayResult, asOf: number | undefined): string | undefined => {
+const nothingToSave = (
+  { report, store }: ReplayResult,
+  asOf: number | undefined,
+  rejectedResults: number,
+): string | undefined => {
   const { summary, errors } = report;
   if (summary.events === 0)
     return errors.length > 0
@@ -45,17 +66,21 @@ const nothingToSave = ({ report, store }: ReplayResult, asOf: number | undefined
   if (files !== undefined || tombstones !== undefined) return undefined;
   if (summary.dispatches === 0) return 'the history records no fact and no prompt';
   // At most this many results were rejected: fewer than the dispatches, and a compaction removed what one added.
-  const rejected =
-    errors.filter(({ code }) => REJECTED_RESULT_CODES.includes(code)).length + (report.errorsOmitted ?? 0);
+  const rejected = rejectedResults + (report.errorsOmitted ?? 0);
   return rejected < summary.dispatches
     ? 'the history records no fact and no prompt (a compaction removed the facts the results added)'
     : 'the history records no fact and no prompt (the contract rejected every dispatch result)';
 };
 
 /** Saves the store into FILE, unless the history leaves nothing to save (`nothingToSave`). */
-const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskEither<string, ReplayResult> => {
+const save = (
+  io: CliIo,
+  command: ReplayCommand,
+  result: ReplayResult,
+  rejectedResults: number,
+): TE.TaskEither<string, ReplayResult> => {
   if (command.save === undefined) return TE.right(result);
-  const nothing = nothingToSave(result, command.asOf);
+  const nothing = nothingToSave(result, command.asOf, rejectedResults);
   return nothing !== undefined
     ? TE.left(`nothing saved into ${command.save}: ${nothing}`)
     : pipe(
@@ -71,6 +96,9 @@ const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskE
 export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> => {
   // The save is what was asked for, whoever reads the report: `replay h --save s | head` saves too.
   if (command.save !== undefined) io.outliveReader?.();
+  // The lines being replayed, and the results rejected among them, for the reason a save gives.
+  let batch: ReadonlyArray<HistoryLine> = [];
+  let rejectedResults = 0;
   return pipe(
     TE.Do,
     TE.apS('counting', () => replayCounting(command.tokenizer)),
@@ -101,6 +129,7 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
           onError: (error) => {
             // A reader that closes the report early (`| head`) still learns that lines were rejected.
             io.statusIfCut?.(EXIT_REJECTED_LINES);
+            if (isRejectedResult(error, batch)) rejectedResults += 1;
             output.error(error);
           },
           ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
@@ -109,7 +138,10 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
           ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
         },
         {
-          beforeBatch: counting.beforeBatch,
+          beforeBatch: (lines) => {
+            batch = lines;
+            return counting.beforeBatch?.(lines) ?? Promise.resolve(E.right(undefined));
+          },
           afterBatch: async () => {
             // What the batch produced is written, and the next batch waits until the output takes
             // it: a report read slowly (`replay --json | jq`) is never queued whole in memory.
@@ -123,7 +155,7 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
     // The report is ended before the save: its prompts are already out, and a save refused or
     // failed must not leave half a report (with --json, half a document) on standard output.
     TE.chainFirst(({ result, output }) => TE.fromIO(() => output.end(result.report))),
-    TE.chain(({ result }) => save(io, command, result)),
+    TE.chain(({ result }) => save(io, command, result, rejectedResults)),
     // The end of the report (the facts table, the JSON document's tail) is taken before the
     // rejected lines are said on stderr: a reader that closes it early ends the process quietly.
     TE.chain(({ report }) => TE.fromTask(statusAfterReport(io, 'replay', report.errors, report.errorsOmitted))),
