@@ -26,7 +26,8 @@ const quoteTime = (text: string): string => escapeForLine(JSON.stringify(redactS
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;
 
-const EPOCH_MS_TEXT = /^-?\d+$/u;
+/** Epoch milliseconds as digits, with a fraction of a millisecond (dropped, as `parseEventTime` drops a number's). */
+const EPOCH_MS_TEXT = /^-?\d+(?:\.\d+)?$/u;
 
 /** The days of `month` (1 to 12) in `year`, 0000 to 9999: `Date.UTC` would read the years 0 to 99 as 1900 to 1999, and 1900 is no leap year. */
 const daysInMonth = (year: number, month: number): number => {
@@ -122,13 +123,14 @@ export const parseEventTime = (value: unknown): E.Either<TimeFailure, number> =>
 };
 
 /**
- * A time given on the command line: epoch milliseconds as digits, or an ISO-8601 string. Digits
+ * A time given on the command line: epoch milliseconds as digits (a fraction after a point dropped,
+ * as the ISO-8601 form drops the digits past the millisecond), or an ISO-8601 string. Digits
  * out of range are quoted as they were typed: past 2^53 the number they read as is rounded
  * (`99999999999999999` reads as 100000000000000000), a value the user never gave.
  */
 export const parseTimeArgument = (text: string): E.Either<TimeFailure, number> => {
   const digits = text.trim();
   if (!EPOCH_MS_TEXT.test(digits)) return parseIsoTime(text);
-  const time = Number(digits);
+  const time = plainTime(Math.floor(Number(digits)));
   return isWithinYears(time) ? E.right(time) : notTime(`${digits} milliseconds is outside the years 0000 to 9999`);
 };

@@ -82,6 +82,20 @@ describe('parseEventTime and parseTimeArgument', () => {
     expect(E.isLeft(parseEventTime(right(parseIsoTime('0000-01-01T00:00:00Z')) - 0.5))).toBe(true);
   });
 
+  it('take digits with a fraction as parseEventTime takes the number (--as-of, asOf as text): the fraction dropped, not called no ISO-8601 time', () => {
+    const ten = Date.parse('2026-03-01T10:00:00Z');
+    expect(right(parseTimeArgument(`${ten}.6`))).toBe(ten);
+    expect(right(parseTimeArgument(`${ten}.6`))).toBe(right(parseEventTime(ten + 0.6)));
+    expect(right(parseTimeArgument('-0.4'))).toBe(right(parseEventTime(-0.4)));
+    expect(Object.is(right(parseTimeArgument('-0.0')), 0)).toBe(true);
+    const latest = Date.parse('9999-12-31T23:59:59.999Z');
+    expect(right(parseTimeArgument(`${latest}.5`))).toBe(latest);
+    expect(parseTimeArgument(`${latest + 1}.5`)).toEqual(
+      E.left({ code: 'invalid_time', message: '253402300800000.5 milliseconds is outside the years 0000 to 9999' }),
+    );
+    for (const text of ['1.', '.5', '1e3', '1.5.5']) expect(E.isLeft(parseTimeArgument(text))).toBe(true);
+  });
+
   it('reject anything else', () => {
     expect(E.isLeft(parseEventTime(true))).toBe(true);
     expect(E.isLeft(parseEventTime(null))).toBe(true);

@@ -140,6 +140,20 @@ describe.concurrent('fact-tracker commands', () => {
       });
   });
 
+  it("takes an --as-of of epoch milliseconds with a fraction as the millisecond it falls in, as a line's at", async ({
+    expect,
+  }) => {
+    const at = String(Date.parse('2026-03-02T10:00:00Z'));
+    const [whole, fraction, iso] = await Promise.all(
+      [at, `${at}.7`, '2026-03-02T10:00:00.0007Z'].map((asOf) =>
+        runCliHere(['facts', EXAMPLE, '--json', '--as-of', asOf]),
+      ),
+    );
+    expect(whole).toMatchObject({ status: 0, stderr: '' });
+    expect(fraction).toEqual(whole);
+    expect(iso).toEqual(whole);
+  });
+
   it('refuses --save - in one line, and makes no file called -', async ({ expect }) => {
     const cwd = tempDir('save-dash-');
     const run = await runCliHere(['replay', join(ROOT, 'examples/web-api-session.jsonl'), '--save', '-'], undefined, {
