@@ -69,13 +69,57 @@ const OPENING_KEY = /^"(?:[^"\\]|\\.)*"\s*:/u;
  */
 const OPENING_KEY_READ = 4_096;
 
+/** True for a key that is a field of a dispatch history's event, as no saved state's top level has one. */
+export const isHistoryEventField = (key: unknown): boolean =>
+  (HISTORY_EVENT_FIELDS as ReadonlyArray<unknown>).includes(key);
+
+/** The fields of a saved state's top level (`SavedState`), none of them an event's. */
+const STATE_FIELDS: ReadonlyArray<unknown> = [
+  'format',
+  'version',
+  'maxValidFacts',
+  'pairs',
+  'prompts',
+  'files',
+  'lastEventAt',
+  'tombstones',
+  'notes',
+];
+
+/** True for a key that says what a document `{` alone opens is: a field of a line (`isLineField`) or of a saved state. */
+const saysWhatItIs = (key: unknown, isLineField: (key: unknown) => boolean): boolean =>
+  isLineField(key) || STATE_FIELDS.includes(key);
+
+/** How much of a document `{` alone opens is read for a key that says what it is, past its first key (see `isSpreadLines`). */
+export const SPREAD_KEYS_READ = 65_536;
+
 /**
- * True when a document whose first line is `{` alone goes on with `nextLine` (as `firstLineOf`
- * gives it) opening with a field of an event: a history pretty-printed (`jq .`), each event over
- * several lines, which no saved state opens with, whatever the order of its keys.
+ * True when `rest`, what follows a line `{` alone, is an object written over several lines whose
+ * first top-level key that says what it is is a field of a line (`isLineField`: an event's, a
+ * conversation log line's), not of a saved state: a history or a log pretty-printed (`jq .`, and
+ * `jq -S .`, which sorts a field the parser ignores, `"note"`, before `"output"` in an event without
+ * `at`). A key of neither kind says nothing: the next one where the keys are is read, the lines of
+ * a value, further in, skipped, up to `SPREAD_KEYS_READ` characters past the first key.
  */
-export const isSpreadHistoryStart = (nextLine: string): boolean =>
-  (HISTORY_EVENT_FIELDS as ReadonlyArray<unknown>).includes(openingKeyOf(nextLine));
+export const isSpreadLines = (rest: string, isLineField: (key: unknown) => boolean): boolean => {
+  const start = rest.search(FIRST_VISIBLE);
+  if (start === -1) return false;
+  // From the start of the line the first key is on: its indentation is where the keys are.
+  const from = Math.max(rest.lastIndexOf('\n', start), rest.lastIndexOf('\r', start)) + 1;
+  let indent: number | undefined;
+  for (const line of rest.slice(from, start + SPREAD_KEYS_READ).split(/\r\n?|\n/u)) {
+    const text = line.trimStart();
+    if (text === '') continue;
+    const depth = line.length - text.length;
+    indent ??= depth;
+    // The object ended: a line further out than its keys, or its closing brace at the margin.
+    if (depth < indent || (depth === 0 && text.startsWith('}'))) return false;
+    if (depth > indent) continue;
+    const key = openingKeyOf(text);
+    if (saysWhatItIs(key, isLineField)) return isLineField(key);
+  }
+  return false;
+};
 
 /** The name of the key `line` opens with (`"type": "prompt",` gives `type`), if it opens with one. */
 export const openingKeyOf = (line: string): unknown => {
@@ -98,10 +142,10 @@ export const firstLineOf = (text: string): string => {
   return end === -1 ? rest : rest.slice(0, end);
 };
 
-/** The line with text after the first one of `text`, as `firstLineOf` gives it ('' when there is none). */
-export const nextLineOf = (text: string): string => {
+/** What follows the first line with text of `text`, as `firstLineOf` gives it ('' when there is none). */
+export const afterFirstLineOf = (text: string): string => {
   const start = text.search(FIRST_VISIBLE);
-  return start === -1 ? '' : firstLineOf(text.slice(start + firstLineOf(text).length));
+  return start === -1 ? '' : text.slice(start + firstLineOf(text).length);
 };
 
 /** Reads a saved state, or says in one line why it cannot: never a half-loaded store. */
@@ -195,14 +239,15 @@ const peekLineFrom = async (peek: Peek, from: number): Promise<{ line: string; e
 };
 
 /**
- * Reads chunks until the first line with text is whole (and the next one, when the first is `{`
- * alone: a document written over several lines, whose first key says what it is), and returns
- * them with all the chunks, those read included, to be read again from the start, and how to end
- * the reading early (`Source.close`).
+ * Reads chunks until the first line with text is whole (and, when the first is `{` alone, a
+ * document written over several lines, the next one, and `SPREAD_KEYS_READ` characters more when
+ * its key does not say what the document is, see `isSpreadLines`), and returns them with all the
+ * chunks, those read included, to be read again from the start, and how to end the reading early
+ * (`Source.close`).
  */
 const peekFirstLine = async (
   chunks: AsyncIterable<string>,
-): Promise<{ firstLine: string; nextLine?: string; chunks: AsyncIterable<string>; close: () => Promise<void> }> => {
+): Promise<{ firstLine: string; rest?: string; chunks: AsyncIterable<string>; close: () => Promise<void> }> => {
   const iterator = chunks[Symbol.asyncIterator]();
   const taken: string[] = [];
   const peek: Peek = {
@@ -218,10 +263,15 @@ const peekFirstLine = async (
     },
   };
   const first = await peekLineFrom(peek, 0);
-  const nextLine = first.line.trimEnd() === '{' ? (await peekLineFrom(peek, first.end)).line : undefined;
+  const spread = first.line.trimEnd() === '{';
+  if (spread) {
+    const next = await peekLineFrom(peek, first.end);
+    if (!saysWhatItIs(openingKeyOf(next.line), isHistoryEventField))
+      while (!peek.ended && peek.text.length < next.end + SPREAD_KEYS_READ) await peek.more();
+  }
   return {
     firstLine: first.line,
-    ...(nextLine === undefined ? {} : { nextLine }),
+    ...(spread ? { rest: peek.text.slice(first.end) } : {}),
     chunks: replayed(taken, iterator),
     close: async () => {
       try {
@@ -286,11 +336,11 @@ export const openSource = async (
   const { size } = opened.right;
   let bytes = 0;
   try {
-    const { firstLine, nextLine, chunks, close } = await peekFirstLine(
+    const { firstLine, rest, chunks, close } = await peekFirstLine(
       decodedChunks(counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n))),
     );
     const name = file === '-' ? 'standard input' : file;
-    if (kind === 'either' && nextLine !== undefined && isSpreadHistoryStart(nextLine)) {
+    if (kind === 'either' && rest !== undefined && isSpreadLines(rest, isHistoryEventField)) {
       await close();
       return E.left(
         `${name} is a dispatch history written over several lines (pretty-printed, as jq . writes it), not one event a line: write it with jq -c . and read that`,

@@ -107,6 +107,21 @@ describe.concurrent('fact-tracker commands', () => {
       stdout: '',
       stderr: said('replay', 'standard input'),
     });
+    // A field the parser ignores, sorted first when the event has no `at`, says nothing: the keys after it do.
+    const noted = join(workDir, 'noted-history.json');
+    const event = { type: 'dispatch', role: 'implementer', taskId: '1', note: { by: 'hand', lines: [1, 2] } };
+    writeFileSync(noted, `${JSON.stringify(sortedKeys({ ...event, agent: 'x', output: 'done' }), null, 2)}\n`);
+    for (const args of [
+      ['replay', noted],
+      ['facts', noted],
+    ])
+      expect(await runCliHere(args)).toEqual({ status: 1, stdout: '', stderr: said(args[0]!, noted) });
+    // A saved state with a key of its own after such a field is still one.
+    const state = join(workDir, 'noted-state.json');
+    expect((await runCliHere(['replay', EXAMPLE, '--save', state])).status).toBe(0);
+    const saved = JSON.parse(readFileSync(state, 'utf8')) as Record<string, unknown>;
+    writeFileSync(state, `${JSON.stringify({ comment: { by: 'hand' }, ...saved }, null, 2)}\n`);
+    expect(await runCliHere(['facts', state])).toMatchObject({ status: 0, stderr: '' });
   });
 
   it('says an option given no value, or too large a number, in its own words and in one line', async ({ expect }) => {

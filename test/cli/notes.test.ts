@@ -256,6 +256,13 @@ describe('fact-tracker notes replay', () => {
       });
       expect(result.written.size).toBe(0);
     }
+    // A field the parser ignores, sorted first (jq -S), says nothing: the keys after it do.
+    const channel = `${JSON.stringify({ channel: { kind: 'chat' }, session: 's1', text: 'Hi', type: 'user', user: 'maya' }, null, 2)}\n`;
+    expect(await runNotes(['notes', 'replay', 'sorted.json'], { 'sorted.json': channel })).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `fact-tracker notes: sorted.json is written over several lines (pretty-printed, as jq . writes it), not one JSON object a line: write it with jq -c . and read that\n`,
+    });
     // A saved state pretty-printed is still one.
     const state = JSON.stringify(
       { format: 'session-fact-tracker/state', version: 1, maxValidFacts: 1000, pairs: [] },

@@ -27,24 +27,18 @@ import { saveSection } from '../saveSection.js';
 import { count, formatTime, number, tokenCount } from '../render.js';
 import { createStyle, type Style } from '../style.js';
 import {
+  afterFirstLineOf,
   firstLineOf,
+  isHistoryEventField,
   isHistoryEventStart,
   isSavedStateStart,
-  isSpreadHistoryStart,
-  nextLineOf,
-  openingKeyOf,
+  isSpreadLines,
 } from '../source.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
-/**
- * True when a document whose first line is `{` alone goes on with `nextLine` opening with a
- * field of a conversation log's line or of a dispatch history's event: a log pretty-printed
- * (`jq .`), each line over several, which no saved state opens with.
- */
-const isSpreadLogStart = (nextLine: string): boolean => {
-  const key = openingKeyOf(nextLine);
-  return (NOTES_LOG_FIELDS as ReadonlyArray<unknown>).includes(key) || isSpreadHistoryStart(nextLine);
-};
+/** True for a field of a conversation log's line or of a dispatch history's event, which no saved state's top level has. */
+const isLogLineField = (key: unknown): boolean =>
+  (NOTES_LOG_FIELDS as ReadonlyArray<unknown>).includes(key) || isHistoryEventField(key);
 
 /**
  * Why `file` is read as another kind of file than a conversation log, when its first lines say
@@ -55,7 +49,8 @@ const otherKindOfFile = (text: string, file: string): string | undefined => {
   const first = firstLineOf(text);
   // Named as every message names `-`, standard input; the command to run takes `-` as it was given.
   const name = file === '-' ? 'standard input' : file;
-  if (first.trimEnd() === '{' && isSpreadLogStart(nextLineOf(text)))
+  // A log pretty-printed (`jq .`), each line over several, as `isSpreadLines` tells it from a saved state.
+  if (first.trimEnd() === '{' && isSpreadLines(afterFirstLineOf(text), isLogLineField))
     return `${name} is written over several lines (pretty-printed, as jq . writes it), not one JSON object a line: write it with jq -c . and read that`;
   if (isSavedStateStart(first))
     return `${name} is a saved state, not a conversation log: read its facts with fact-tracker facts ${file}`;
