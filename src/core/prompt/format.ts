@@ -72,7 +72,7 @@ export const rememberedFactLine = (fact: SessionFact, lines: FactLines): string 
 /** Options of `formatSessionFacts`. */
 export interface SectionFormatOptions {
   readonly layout?: SectionLayout;
-  /** Where the lines drawn are remembered (default: `factLines`). */
+  /** Where the lines drawn are remembered (default: `factLines`, as for a value that is no WeakMap). */
   readonly lines?: FactLines;
 }
 
@@ -371,7 +371,10 @@ export const createSectionFill = (layout: SectionLayout, lines: FactLines = fact
 export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: SectionFormatOptions): string => {
   refuseUnlessDenseArray('the facts', facts, 'an array of facts');
   if (facts.length === 0) return '';
-  const lines = options?.lines ?? factLines;
+  // An option not of its kind reads as its default, as a layout that is none does: a table that
+  // is no WeakMap would fail deep inside on the first frozen fact, which every store's fact is.
+  const given = options?.lines;
+  const lines = given instanceof WeakMap ? given : factLines;
   const drawn =
     (options?.layout ?? DEFAULT_LAYOUT) === 'grouped'
       ? groupsOf(facts).flatMap((group) => linesOfGroup(drawGroup(group.kind, group.facts, lines)))

@@ -425,6 +425,19 @@ describe('formatSessionFacts', () => {
     });
   });
 
+  it('reads a lines option that is no table of lines as the default, as it reads a layout that is none, in either layout', () => {
+    // Frozen, as every fact a store or a retrieval hands out is: its line is remembered in the table.
+    const facts = [
+      Object.freeze(fact('src/a.ts', 'issue', 'x')),
+      Object.freeze(fact('src/b.ts', 'modified_by', 'task:2')),
+    ];
+    for (const layout of SECTION_LAYOUTS)
+      for (const lines of [42, {}, 'table', null]) {
+        const options = { layout, lines } as unknown as Parameters<typeof formatSessionFacts>[1];
+        expect(formatSessionFacts(facts, options)).toBe(formatSessionFacts(facts, { layout }));
+      }
+  });
+
   it('renders facts whose id matches createFactId the same as any other (the id is not part of the line)', () => {
     const f = fact('src/a.ts', 'issue', 'x');
     const renamed = { ...f, id: 'ffffffffffffffff' };
