@@ -115,7 +115,9 @@ export const settingsFor = (store: FactStore, query: FactQuery, render: SectionR
     ),
     // Normalized as a fact's task id is (see `normalizeTaskId`), so a query finds its own task's facts.
     taskId: wellFormed(collapseWhitespace(rawTaskId)),
-    wanted: new Set<string>(isDenseArray(tags) ? (tags as ReadonlyArray<string>) : []),
+    // A list holding a value that is no fact tag is not of its kind either: no filter, as for a
+    // list that is none, rather than a filter by a tag no fact has (an empty answer).
+    wanted: new Set<string>(isDenseArray(tags) && tags.every(isFactTag) ? tags : []),
     maxFacts: isCount(maxFacts) ? Math.floor(maxFacts) : 0,
     maxTokens: isCount(maxTokens) ? maxTokens : -1,
     countTokens: typeof countTokens === 'function' ? countTokens : estimateTokens,

@@ -168,6 +168,17 @@ describe('retrieveFacts', () => {
     expect(retrieveFacts(store, query('login', { tags: [] }))).toHaveLength(2);
   });
 
+  it('reads a tag list holding a value that is no fact tag as no filter, as a list that is none, where parseFactQuery refuses it', () => {
+    const unfiltered = retrieveFacts(store, query('login rate limiting invoice'));
+    expect(unfiltered.length).toBeGreaterThan(1);
+    for (const tags of [['decisions'], [1], [null], ['decision', 'nope'], 'decision']) {
+      const odd = query('login rate limiting invoice', { tags: tags as never });
+      expect(parseFactQuery(odd)).toEqual(E.left({ code: INVALID_QUERY, message: 'tags is not a list of fact tags' }));
+      expect(retrieveFacts(store, odd)).toEqual(unfiltered);
+      expect(explainRetrieval(store, odd).filter(({ reason }) => reason === 'tag')).toEqual([]);
+    }
+  });
+
   it("excludes the query task's own facts", () => {
     expect(subjectsOf(retrieveFacts(store, query('login', { taskId: '1' })))).toEqual(['task:4']);
   });
