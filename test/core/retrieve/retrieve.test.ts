@@ -616,6 +616,22 @@ describe('the signals beyond the words', () => {
     expect(Object.isFrozen(resolveRanking({}))).toBe(false);
   });
 
+  it('takes the shares contextShare and contextOld up to 1 and the counts rounded down, as docs/retrieval.md says', () => {
+    const ranking = resolveRanking({
+      contextShare: 2,
+      contextOld: 3,
+      contextTasks: 2.7,
+      feedback: { facts: 1.5, terms: 4.9 },
+      coChange: { seeds: 2.2 },
+      recency: { tasks: 500 },
+    });
+    expect([ranking.contextShare, ranking.contextOld]).toEqual([1, 1]);
+    expect([ranking.contextTasks, ranking.feedback.facts, ranking.feedback.terms, ranking.coChange.seeds]).toEqual([
+      2, 1, 4, 2,
+    ]);
+    expect(ranking.recency.tasks).toBe(63);
+  });
+
   it('takes a fill power past MAX_FILL_POWER at it, a longest line under 1 character as 1, and a fill that is no finite number 0 or more as its default', () => {
     expect(resolveRanking({ fill: { power: 1e9, longest: 0 } }).fill).toEqual({ power: MAX_FILL_POWER, longest: 1 });
     expect(resolveRanking({ fill: { power: -1, longest: Number.NaN } }).fill).toEqual(DEFAULT_RANKING.fill);
