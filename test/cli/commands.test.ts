@@ -737,4 +737,34 @@ describe('texts a clip cuts for a table or a prompt line', () => {
     expect(runs[0]!.stdout).toContain('task prompt: Use [redacted: a GitHub token] to deploy');
     expect(JSON.parse(runs[1]!.stdout).taskPrompt).toBe('Use [redacted: a GitHub token] to deploy');
   });
+
+  it('explains a prompt that carries an earlier [Session Context] section without it, as the store keeps the prompt and the ranking reads it, in text and JSON', async ({
+    expect,
+  }) => {
+    const file = join(workDir, 'prompt-section.jsonl');
+    const result = { task_id: '1', status: 'completed', summary: 'Added the pool', files_changed: ['src/db/pool.ts'] };
+    const carried = '[Session Context]\n- src/db/pool.ts modified_by task:1 [task:1]\n\nFix the logger in src/log.ts';
+    writeFileSync(
+      file,
+      [
+        {
+          type: 'dispatch',
+          taskId: '1',
+          at: 1_000,
+          role: 'implementer',
+          output: `BEGIN_DISPATCH_RESULT\n${JSON.stringify(result)}\nEND_DISPATCH_RESULT`,
+        },
+        { type: 'prompt', taskId: '2', at: 2_000, taskPrompt: carried },
+      ]
+        .map((event) => `${JSON.stringify(event)}\n`)
+        .join(''),
+    );
+    const runs = await Promise.all([
+      runCliHere(['explain', file, '--line', '2']),
+      runCliHere(['explain', file, '--line', '2', '--json']),
+    ]);
+    for (const run of runs) expect(run.status).toBe(0);
+    expect(runs[0]!.stdout).toContain('task prompt: Fix the logger in src/log.ts\n');
+    expect(JSON.parse(runs[1]!.stdout).taskPrompt).toBe('Fix the logger in src/log.ts');
+  });
 });

@@ -7,6 +7,7 @@ import { redactSecrets } from '../../base/secrets.js';
 import { isBlankLine, parseHistoryLine } from '../../core/history/events.js';
 import type { HistoryLine } from '../../core/history/lines.js';
 import { explainPromptAt, type ReplayResult } from '../../core/replay/replay.js';
+import { withoutSessionContext } from '../../core/search/sectionLines.js';
 import type { ExplainCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
@@ -56,8 +57,9 @@ const viewOf = (
     ? E.left(notAPrompt(command, text, result))
     : E.right({
         line: retrieval.line,
-        // As the store keeps it and the ranking read it: a token pasted into a prompt is no word to show.
-        taskPrompt: redactSecrets(retrieval.taskPrompt),
+        // As the store keeps it and the ranking read it: a token pasted into a prompt is no word to
+        // show, and a section it carries from an earlier prompt is other tasks' facts, not its words.
+        taskPrompt: redactSecrets(withoutSessionContext(retrieval.taskPrompt)),
         query: retrieval.query,
         decisions: decisions.value,
         rejected: errorsOmitted === undefined ? { errors } : { errors, errorsOmitted },
