@@ -767,4 +767,24 @@ describe('texts a clip cuts for a table or a prompt line', () => {
     expect(runs[0]!.stdout).toContain('task prompt: Fix the logger in src/log.ts\n');
     expect(JSON.parse(runs[1]!.stdout).taskPrompt).toBe('Fix the logger in src/log.ts');
   });
+
+  it('explain --json gives the fields docs/commands.md lists, tags only when the prompt gives them', async ({
+    expect,
+  }) => {
+    const file = join(workDir, 'prompt-tags.jsonl');
+    writeFileSync(
+      file,
+      [
+        { type: 'prompt', taskId: '2', at: 2_000, taskPrompt: 'Fix the logger' },
+        { type: 'prompt', taskId: '3', at: 3_000, taskPrompt: 'Fix the logger', tags: ['convention'] },
+      ]
+        .map((event) => `${JSON.stringify(event)}\n`)
+        .join(''),
+    );
+    const runs = await Promise.all(['1', '2'].map((line) => runCliHere(['explain', file, '--line', line, '--json'])));
+    const fields = ['line', 'taskId', 'taskPrompt', 'maxFacts', 'maxTokens', 'decisions', 'errors'];
+    expect(Object.keys(JSON.parse(runs[0]!.stdout))).toEqual(fields);
+    expect(Object.keys(JSON.parse(runs[1]!.stdout))).toEqual([...fields.slice(0, 3), 'tags', ...fields.slice(3)]);
+    expect(JSON.parse(runs[1]!.stdout).tags).toEqual(['convention']);
+  });
 });
