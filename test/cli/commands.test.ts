@@ -46,6 +46,10 @@ const expectOneLineFailure = (expect: ExpectStatic, run: CliRun, pattern: RegExp
   expect(run.stderr).toMatch(pattern);
 };
 
+/** Writes `events` into `file` as a history, one JSON line each. */
+const writeHistory = (file: string, events: ReadonlyArray<object>): void =>
+  writeFileSync(file, events.map((event) => `${JSON.stringify(event)}\n`).join(''));
+
 describe.concurrent('fact-tracker commands', () => {
   it('refuses a truncated state file with one line and exit 1', async ({ expect }) => {
     const state = {
@@ -699,15 +703,10 @@ describe('texts a clip cuts for a table or a prompt line', () => {
     for (const text of [taskPrompt, summary]) expect(findSecret(text)).toBeUndefined();
     const file = join(workDir, 'clipped-secrets.jsonl');
     const result = { task_id: '1', status: 'completed', summary };
-    writeFileSync(
-      file,
-      [
-        { type: 'dispatch', role: 'implementer', taskId: '1', at: 1_000, result },
-        { type: 'prompt', taskId: '2', at: 2_000, taskPrompt },
-      ]
-        .map((event) => `${JSON.stringify(event)}\n`)
-        .join(''),
-    );
+    writeHistory(file, [
+      { type: 'dispatch', role: 'implementer', taskId: '1', at: 1_000, result },
+      { type: 'prompt', taskId: '2', at: 2_000, taskPrompt },
+    ]);
     const runs = await Promise.all([runCliHere(['facts', file]), runCliHere(['explain', file, '--line', '2'])]);
     for (const run of runs) {
       expect(run.status).toBe(0);
@@ -744,21 +743,16 @@ describe('texts a clip cuts for a table or a prompt line', () => {
     const file = join(workDir, 'prompt-section.jsonl');
     const result = { task_id: '1', status: 'completed', summary: 'Added the pool', files_changed: ['src/db/pool.ts'] };
     const carried = '[Session Context]\n- src/db/pool.ts modified_by task:1 [task:1]\n\nFix the logger in src/log.ts';
-    writeFileSync(
-      file,
-      [
-        {
-          type: 'dispatch',
-          taskId: '1',
-          at: 1_000,
-          role: 'implementer',
-          output: `BEGIN_DISPATCH_RESULT\n${JSON.stringify(result)}\nEND_DISPATCH_RESULT`,
-        },
-        { type: 'prompt', taskId: '2', at: 2_000, taskPrompt: carried },
-      ]
-        .map((event) => `${JSON.stringify(event)}\n`)
-        .join(''),
-    );
+    writeHistory(file, [
+      {
+        type: 'dispatch',
+        taskId: '1',
+        at: 1_000,
+        role: 'implementer',
+        output: `BEGIN_DISPATCH_RESULT\n${JSON.stringify(result)}\nEND_DISPATCH_RESULT`,
+      },
+      { type: 'prompt', taskId: '2', at: 2_000, taskPrompt: carried },
+    ]);
     const runs = await Promise.all([
       runCliHere(['explain', file, '--line', '2']),
       runCliHere(['explain', file, '--line', '2', '--json']),
@@ -768,19 +762,12 @@ describe('texts a clip cuts for a table or a prompt line', () => {
     expect(JSON.parse(runs[1]!.stdout).taskPrompt).toBe('Fix the logger in src/log.ts');
   });
 
-  it('explain --json gives the fields docs/commands.md lists, tags only when the prompt gives them', async ({
-    expect,
-  }) => {
+  it('explain --json gives the fields docs/commands.md lists, tags only where given', async ({ expect }) => {
     const file = join(workDir, 'prompt-tags.jsonl');
-    writeFileSync(
-      file,
-      [
-        { type: 'prompt', taskId: '2', at: 2_000, taskPrompt: 'Fix the logger' },
-        { type: 'prompt', taskId: '3', at: 3_000, taskPrompt: 'Fix the logger', tags: ['convention'] },
-      ]
-        .map((event) => `${JSON.stringify(event)}\n`)
-        .join(''),
-    );
+    writeHistory(file, [
+      { type: 'prompt', taskId: '2', at: 2_000, taskPrompt: 'Fix the logger' },
+      { type: 'prompt', taskId: '3', at: 3_000, taskPrompt: 'Fix the logger', tags: ['convention'] },
+    ]);
     const runs = await Promise.all(['1', '2'].map((line) => runCliHere(['explain', file, '--line', line, '--json'])));
     const fields = ['line', 'taskId', 'taskPrompt', 'maxFacts', 'maxTokens', 'decisions', 'errors'];
     expect(Object.keys(JSON.parse(runs[0]!.stdout))).toEqual(fields);
