@@ -24,6 +24,7 @@ import {
   selectFactsValidAt,
   selectValidFacts,
   selectValidFactsByTags,
+  type RetrievalDecision,
   type SessionFact,
 } from '../../../src/index.js';
 import {
@@ -177,6 +178,22 @@ describe('retrieveFacts', () => {
       expect(retrieveFacts(store, odd)).toEqual(unfiltered);
       expect(explainRetrieval(store, odd).filter(({ reason }) => reason === 'tag')).toEqual([]);
     }
+  });
+
+  it('keeps a fact of a file the query names past the relevance floor through its exact-file boost: with the boost off, the floor holds it as any other', () => {
+    const named = addFacts(emptyFactStore(), [
+      fact('lib/util.ts', 'modified_by', 'task:1', 1),
+      fact('src/alpha/beta/gamma/delta/epsilon.ts', 'modified_by', 'task:2', 2, { sourceTaskId: '2' }),
+    ]);
+    const decisionOf = (exactFileBoost: number): RetrievalDecision | undefined =>
+      explainRetrieval(
+        named,
+        query('alpha beta gamma delta epsilon, then lib/util.ts', {
+          ranking: { ...KEYWORDS, floor: 0.9, exactFileBoost },
+        }),
+      ).find(({ fact: { subject } }) => subject === 'lib/util.ts');
+    expect(decisionOf(DEFAULT_RANKING.exactFileBoost)).toMatchObject({ decision: 'included' });
+    expect(decisionOf(0)).toMatchObject({ decision: 'excluded', reason: 'no_match' });
   });
 
   it("excludes the query task's own facts", () => {
