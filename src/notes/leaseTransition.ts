@@ -39,7 +39,7 @@ import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
 import { conversationPrompt, LATEST_MESSAGE_LENGTH } from './prompt.js';
 import { mergeStage } from './stage.js';
-import { isSaveStalled, isSessionSaved, recordChanges, reload, saveAgain } from './storage.js';
+import { isSaveStalled, isSessionSaved, recordChanges, reload, reloadAfresh, saveAgain } from './storage.js';
 import { applySaveAnswer } from './saveAnswer.js';
 import { isEarlierTurnUnsaved, selectFencedSessions, unfence } from './unsaved.js';
 
@@ -461,7 +461,7 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
     answer.fence !== undefined &&
     answer.fence !== lease.fence;
   const fresh = turned || (!lease.held && (answer.held || done.length > 0));
-  const loaded = fresh ? andThen(stepped, (after) => reload(after, user, session)) : stepped;
+  const loaded = fresh ? andThen(stepped, (after) => reloadAfresh(after, user, session)) : stepped;
   return andThen(
     andThen(loaded, (after) => reportStages(after, user, session)),
     (after) => pump(after, user, session),

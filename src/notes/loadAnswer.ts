@@ -257,6 +257,23 @@ const isRunningSaveOwn = (storage: NotesUserStorage, key: string, records: Notes
  */
 export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTransition => {
   const { user, session, late } = input;
+  const key = storedKey(session);
+  const asked = selectUserStorage(state, user);
+  if (late === true || asked.reloading?.includes(key) !== true || !asked.loading.includes(key))
+    return takeLoadAnswer(state, input);
+  // A load asked before the lease was taken (`reloadAfresh`): the one asked now brings what the
+  // holder works from. A failure is taken as ever, and the holder loads again as after one.
+  const { reloading: before, ...others } = asked;
+  const reloading = before.filter((other) => other !== key);
+  const rest = withStorage(state, user, { ...others, ...(reloading.length === 0 ? {} : { reloading }) });
+  return E.isRight(input.outcome) && input.givenUp !== true
+    ? [rest, [{ type: 'load', user, session }]]
+    : takeLoadAnswer(rest, input);
+};
+
+/** `applyLoadAnswer` of an answer the machine takes as the session's latest read. */
+const takeLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTransition => {
+  const { user, session, late } = input;
   const storage = selectUserStorage(state, user);
   const key = storedKey(session);
   // A late answer is older than what a load running now will bring, and a failure was taken already;

@@ -121,6 +121,8 @@ export interface NotesUserStorage {
   readonly profile?: number;
   /** The sessions (stored keys) whose load runs. */
   readonly loading: ReadonlyArray<string>;
+  /** The sessions (stored keys) whose running load was asked before a lease was taken: asked again once it answers (`reloadAfresh`). */
+  readonly reloading?: ReadonlyArray<string>;
   /** The sessions (stored keys) whose last load failed: a lease holder starts no work there until one succeeds. */
   readonly unloaded?: ReadonlyArray<string>;
   /**

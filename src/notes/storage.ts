@@ -47,6 +47,20 @@ export const reload = (state: NotesState, user: string, session: string): NotesT
 };
 
 /**
+ * Loads the notes of `user` in `session` with a load asked from now on, for a holder that has just
+ * taken the lease: a load already running was asked before, and may have read the store before the
+ * last holder's save landed, which the holder's own save would then be applied over as its own
+ * turn's. So such a load is asked again once it answers (`reloading`), its answer not taken.
+ */
+export const reloadAfresh = (state: NotesState, user: string, session: string): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (!storage.loading.includes(key)) return reload(state, user, session);
+  if (storage.reloading?.includes(key) === true) return [state, []];
+  return [withStorage(state, user, { ...storage, reloading: [...(storage.reloading ?? []), key] }), []];
+};
+
+/**
  * True once the changes to the notes of `user` in `session` are settled for a lease holder: in
  * the store (no save of them runs or waits), or kept from a record the store holds unreadable,
  * where they wait in memory until a load reads it. What a holder waits for before it says the
