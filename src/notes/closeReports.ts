@@ -4,7 +4,9 @@
  * `close` tells of the changes and ends of stage it leaves. A save sent and never answered may
  * have been written: its outcome is said to be unknown, never lost.
  */
-import { selectGlobalFacts } from './ledger.js';
+import * as PMap from '../persistent/persistentMap.js';
+import type { OutgoingItem } from './leaseState.js';
+import { idOfKey, selectGlobalFacts } from './ledger.js';
 import { type NotesStageAnswer, type NotesState, selectUserStorage } from './machine.js';
 import type { StageReport } from './trackerTypes.js';
 import { selectUnsaved } from './waiting.js';
@@ -49,3 +51,32 @@ export const selectAbandonedMessages = (state: NotesState, withLeases: boolean):
         ? `the tracker closed with ${counted} whose save the store never answered: whether it holds them is unknown, and what it does not hold is lost with the tracker`
         : `the tracker closed with ${counted} the store did not take: they are lost with the tracker`;
     });
+
+/** `count` messages, spelled out. */
+const messages = (count: number): string => `${count} message${count === 1 ? '' : 's'}`;
+
+/**
+ * What `close` tells `onError` of the messages recorded here that no lease queue is known to hold:
+ * those still to add (every call that would have added them failed) are in no holder's queue and
+ * are lost with the tracker; those of a call the store never answered may be in it or not.
+ */
+export const selectUnqueuedMessages = (state: NotesState): ReadonlyArray<string> => {
+  const said: string[] = [];
+  const count = (items: ReadonlyArray<OutgoingItem>): number => items.filter((item) => item.kind === 'message').length;
+  PMap.forEach(state.users, ({ conversations }, user) =>
+    PMap.forEach(conversations, ({ lease }, key) => {
+      if (lease === undefined) return;
+      const where = `of ${JSON.stringify(user)} in session ${JSON.stringify(idOfKey(key))}`;
+      const [unsent, unanswered] = [count(lease.outbox), count(lease.sending)];
+      if (unsent > 0)
+        said.push(
+          `the tracker closed with ${messages(unsent)} ${where} it could not add to the queue of that session's lease: no holder has them, and they are lost with the tracker, never extracted`,
+        );
+      if (unanswered > 0)
+        said.push(
+          `the tracker closed with ${messages(unanswered)} ${where} whose lease call the store never answered: whether that session's queue holds them is unknown, and what it does not hold is lost with the tracker`,
+        );
+    }),
+  );
+  return said;
+};

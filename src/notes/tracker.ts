@@ -24,6 +24,7 @@ import { formatNotesBlocks } from './format.js';
 import {
   closedStageMessage,
   selectAbandonedMessages,
+  selectUnqueuedMessages,
   selectMergedAwaitingSave,
   unconfirmedReport,
 } from './closeReports.js';
@@ -448,7 +449,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   /** Tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
   const reportAbandoned = (): void => {
-    for (const message of selectAbandonedMessages(shell.getState(), lease !== undefined))
+    const state = shell.getState();
+    const unqueued = lease === undefined ? [] : selectUnqueuedMessages(state);
+    for (const message of [...selectAbandonedMessages(state, lease !== undefined), ...unqueued])
       report(failure('closed', message));
   };
 

@@ -1083,6 +1083,39 @@ describe('trackers sharing a store with leases', () => {
     ]);
   });
 
+  it('closes with the messages it could never add to a lease queue reported as closed, not only the failed calls: no holder has them', async () => {
+    const store = memoryNotesStore();
+    const heard: Array<{ code: string; message: string }> = [];
+    const down: NotesStore = {
+      ...store,
+      leases: { lease: () => E.left(storeFailure('unavailable', 'the database is down')) },
+    };
+    const tracker = createNotableFactsTracker({
+      complete: noteAll,
+      store: down,
+      holder: 'a',
+      leaseMs: 200,
+      leasePollMs: 5,
+      onError: (problem) => heard.push(problem),
+    });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    tracker.recordUserMessage('maya', 's1', 'two');
+    tracker.recordUserMessage('maya', 's2', 'three');
+    await within(tracker.close(), 'close');
+    expect(heard.filter(({ code }) => code !== 'unavailable')).toEqual([
+      {
+        code: 'closed',
+        message:
+          'the tracker closed with 2 messages of "maya" in session "s1" it could not add to the queue of that session\'s lease: no holder has them, and they are lost with the tracker, never extracted',
+      },
+      {
+        code: 'closed',
+        message:
+          'the tracker closed with 1 message of "maya" in session "s2" it could not add to the queue of that session\'s lease: no holder has them, and they are lost with the tracker, never extracted',
+      },
+    ]);
+  });
+
   it('counts each session once when two trackers end the stage of every session of a user at once', async () => {
     const store = memoryNotesStore();
     const complete: CompleteFn = (prompt) => Promise.resolve(answer(...new Set(told(prompt))));
