@@ -2,7 +2,8 @@
  * The session log across real processes running the built library: writers at once lose
  * nothing, all end on the same store and leave snapshots that are trusted, and a writer killed at any moment never leaves a log
  * that cannot be opened; a call whose flush failed after its line was written (a disk error
- * injected into the real system call), sent again, is its one event.
+ * injected into the real system call, or where strace cannot into the call that makes it), sent
+ * again, is its one event.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -109,37 +110,51 @@ const canInject =
   spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'inject=fdatasync:error=EIO', 'true']).status === 0;
 
 /**
+ * Where strace cannot inject (not installed, as on a clean Debian machine, or no ptrace in a
+ * container), the same failure one level up: a module loaded before the script makes the calls
+ * `failing` numbers (`N` or `N..M`, as strace's `when=`) of `fs.fdatasyncSync`, the one call
+ * the library flushes file data with, throw EIO, as the failed system call makes it throw.
+ */
+const failingFlushesModule = (failing: string): string => {
+  const [first, last = first] = failing.split('..').map(Number);
+  const code = `import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+const flush = fs.fdatasyncSync;
+let calls = 0;
+fs.fdatasyncSync = (fd) => {
+  calls += 1;
+  if (calls >= ${first} && calls <= ${last})
+    throw Object.assign(new Error('EIO: i/o error, fdatasync'), { errno: -5, code: 'EIO', syscall: 'fdatasync' });
+  return flush(fd);
+};
+syncBuiltinESMExports();`;
+  return `data:text/javascript,${encodeURIComponent(code)}`;
+};
+
+/**
  * Runs `script` (a module body with `lib`, the built session entry, and `directory` in scope)
  * in a process whose flushes of file data (fdatasync) number `failing` fail with EIO, as a
- * failing disk makes them fail; resolves to what it printed on stdout, parsed.
+ * failing disk makes them fail (in the system call with strace, else in `fs.fdatasyncSync`);
+ * resolves to what it printed on stdout, parsed.
  */
 const withFailingFlushes = (directory: string, failing: string, script: string): Promise<unknown> =>
   new Promise((resolve, reject) => {
     const body = `const lib = await import(${JSON.stringify(bundledFixture(DIST))}); const directory = ${JSON.stringify(directory)};\n${script}`;
-    const inject = `inject=fdatasync:error=EIO:when=${failing}`;
-    execFile(
-      'strace',
-      [
-        '-f',
-        '-qq',
-        '-o',
-        '/dev/null',
-        '-e',
-        'trace=fdatasync',
-        '-e',
-        inject,
-        process.execPath,
-        '--input-type=module',
-        '-e',
-        body,
-      ],
-      { encoding: 'utf8' },
-      (error, stdout, stderr) =>
-        error === null ? resolve(JSON.parse(stdout)) : reject(new Error(`${error.message}${stderr}`)),
+    const node = ['--input-type=module', '-e', body];
+    const [command, args] = canInject
+      ? [
+          'strace',
+          ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=fdatasync', '-e', `inject=fdatasync:error=EIO:when=${failing}`]
+            .concat(process.execPath)
+            .concat(node),
+        ]
+      : [process.execPath, ['--import', failingFlushesModule(failing), ...node]];
+    execFile(command, args, { encoding: 'utf8' }, (error, stdout, stderr) =>
+      error === null ? resolve(JSON.parse(stdout)) : reject(new Error(`${error.message}${stderr}`)),
     );
   });
 
-describe.skipIf(!canInject)('a session whose flush fails after the write (EIO injected with strace)', () => {
+describe('a session whose flush fails after the write (EIO injected into fdatasync)', () => {
   it('answers the same call sent again as its one event, durable first, never writing it twice', async () => {
     if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
     const [prompts, results] = await Promise.all([
