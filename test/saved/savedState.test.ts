@@ -85,7 +85,7 @@ describe('decodeState over values no JSON text gives', () => {
         holder[key] = throwing(holder[key], how);
         let decoded: ReturnType<typeof decodeState> | undefined;
         expect(() => (decoded = decodeState(document))).not.toThrow();
-        if (E.isLeft(decoded!)) expect(decoded.left.code).toBe('invalid_state');
+        expect(decoded).toMatchObject({ _tag: 'Left', left: { code: 'invalid_state' } });
       }),
     );
   });
