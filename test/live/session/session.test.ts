@@ -1016,7 +1016,10 @@ describe('a live session', () => {
     const other = await open('other', { cwd });
     right(await other.ingestResult({ role: 'implementer', taskId: '9', output: result('9', 'Nine'), at: 9 }));
     renameSync(other.file, session.file);
-    const facts = selectValidFacts(right(await session.snapshot()));
+    const store = right(await session.snapshot());
+    expect(store).toEqual(replayHistory(readFileSync(session.file, 'utf8')).store);
+    const facts = selectValidFacts(store);
+    expect(facts.length).toBeGreaterThan(0);
     expect(facts.map((fact) => fact.sourceTaskId)).toEqual(facts.map(() => '9'));
   });
 
