@@ -190,6 +190,8 @@ describe('formatNotesBlocks', () => {
         for (const block of blocks) {
           const lines = block.split(LINE_BREAK);
           expect([NOTED_FACTS_HEADER, GLOBAL_FACTS_HEADER]).toContain(lines[0]);
+          // A header with something under it: a bare one is an empty header too.
+          expect(lines.length).toBeGreaterThan(1);
           lines.slice(1).forEach((line, i) => {
             if (line.startsWith('[')) {
               expect(line).toMatch(/^\[(People|Logistics|Conflict|Emotional|History)\]$/u);
