@@ -258,9 +258,28 @@ describe('store properties', () => {
     );
   });
 
+  /**
+   * Stores where subjects hold several valid facts (six relations on two subjects), so that a
+   * compaction merges some into summaries: the small id space's stores rarely hold enough.
+   */
+  const mergeableStoreArb: fc.Arbitrary<FactStore> = fc
+    .array(
+      fc
+        .record({
+          subject: fc.constantFrom('src/a.ts', 'src/b.ts'),
+          relation: fc.constantFrom('issue', 'uses', 'depends_on', 'exports', 'owns', 'names'),
+          object: fc.constantFrom('x', 'y'),
+          validFrom: timeArb,
+          sourceTaskId: fc.constantFrom('1', '2', '3'),
+        })
+        .map((fields) => makeFact({ ...fields, tags: ['decision'], sourceRole: 'implementer', confidence: 1 })),
+      { maxLength: 14 },
+    )
+    .map((facts) => addFacts(emptyFactStore(), facts));
+
   it('every valid fact a compaction removes is named in its report, and every new one is a reported summary', () => {
     fc.assert(
-      fc.property(storeArb, fc.integer({ min: 0, max: 8 }), (store, n) => {
+      fc.property(fc.oneof(storeArb, mergeableStoreArb), fc.integer({ min: 0, max: 8 }), (store, n) => {
         const { store: next, report } = compactWithReport(store, n);
         const before = new Set(selectValidFacts(store).map((f) => f.id));
         const after = new Set(selectValidFacts(next).map((f) => f.id));
