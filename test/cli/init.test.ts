@@ -59,6 +59,26 @@ const commandsOf = (settings: Json): string[] =>
     groups.flatMap((group) => (group['hooks'] as Json[]).map((handler) => handler['command'] as string)),
   );
 
+/**
+ * Runs init for `host` on a new project holding `text` in `file`, and expects it refused in the
+ * one line `reason` gives, the file left as it was. The project, to check further.
+ */
+const expectRefused = async (
+  host: 'claude' | 'codex',
+  file: string,
+  text: string,
+  reason: string,
+  ...args: string[]
+): Promise<string> => {
+  const project = tempDir('init-');
+  mkdirSync(join(project, '.codex'));
+  writeFileSync(join(project, file), text);
+  const run = await init(project, host, ...args);
+  expect([run.status, run.stderr]).toEqual([1, `fact-tracker init: ${file}: ${reason}; nothing was written\n`]);
+  expect(read(join(project, file))).toBe(text);
+  return project;
+};
+
 // Concurrent: each test writes into its own project, and waits mostly on the processes it runs.
 describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   it('claude: writes the hooks and the MCP server into a fresh project, and a second run changes nothing', async () => {
@@ -333,13 +353,35 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
         '"mcp_servers.fact-tracker" is an array, not a table',
       ],
     ] as const;
+    for (const [host, file, text, reason] of cases) await expectRefused(host, file, text, reason);
+  });
+
+  it("refuses --store where the fact-tracker server's env or env_vars is of another shape, which the store's would replace", async () => {
+    const server = '"command": "npx", "args": ["--no-install", "fact-tracker", "mcp"]';
+    const table = '[mcp_servers.fact-tracker]\ncommand = "npx"\nargs = ["--no-install", "fact-tracker", "mcp"]\n';
+    const cases = [
+      [
+        'claude',
+        '.mcp.json',
+        `{"mcpServers": {"fact-tracker": {${server}, "env": ["PGHOST=db"]}}}\n`,
+        '"mcpServers.fact-tracker.env" is an array, not an object',
+      ],
+      [
+        'codex',
+        join('.codex', 'config.toml'),
+        `${table}env = "PGHOST=db"\n`,
+        '"mcp_servers.fact-tracker.env" is a string, not a table',
+      ],
+      [
+        'codex',
+        join('.codex', 'config.toml'),
+        `${table}env_vars = "PGHOST"\n`,
+        '"mcp_servers.fact-tracker.env_vars" is a string, not an array',
+      ],
+    ] as const;
     for (const [host, file, text, reason] of cases) {
-      const project = tempDir('init-');
-      mkdirSync(join(project, '.codex'));
-      writeFileSync(join(project, file), text);
-      const run = await init(project, host);
-      expect([run.status, run.stderr]).toEqual([1, `fact-tracker init: ${file}: ${reason}; nothing was written\n`]);
-      expect(read(join(project, file))).toBe(text);
+      const project = await expectRefused(host, file, text, reason, '--store', './sessions');
+      expect(readdirSync(project).sort()).toEqual(['.codex', ...(host === 'claude' ? ['.mcp.json'] : [])]);
     }
   });
 

@@ -306,6 +306,29 @@ export const mergeHooks = (
   return E.right({ ...settings, hooks: merged });
 };
 
+/**
+ * Why the server's entry `current` cannot take the store `launcher` writes: a key the store is
+ * written into (`env`, Codex's `env_vars`) holding a value of another shape, which the entry
+ * written would replace, the user's value lost unsaid; undefined when it can. `path` names the
+ * entry as messages do.
+ */
+const storeKeysProblem = (
+  current: unknown,
+  launcher: Launcher,
+  path: string,
+  shapes: Readonly<Record<string, 'an object' | 'a table' | 'an array'>>,
+): MergeError | undefined => {
+  if (launcher.store === undefined || !isRecord(current)) return undefined;
+  for (const [key, shape] of Object.entries(shapes)) {
+    const value = current[key];
+    // Nothing set (null too, which holds nothing to lose), or the shape the store is written into.
+    if (value === undefined || value === null || (shape === 'an array' ? Array.isArray(value) : isRecord(value)))
+      continue;
+    return `"${path}.${key}" is ${describeKind(value)}, not ${shape}`;
+  }
+  return undefined;
+};
+
 /** The server's entry in `.mcp.json`: its command, keeping whatever else the user set on it; a store by Claude Code's `${VAR:-default}` in its `env`. */
 const claudeServerEntry = (current: unknown, launcher: Launcher): Record<string, unknown> => {
   const kept = isRecord(current) ? current : {};
@@ -350,6 +373,8 @@ export const mergeMcpJson = (
   const existing = servers[SERVER_NAME];
   if (existing !== undefined && existing !== null && !isRecord(existing))
     return E.left(`"mcpServers.${SERVER_NAME}" is ${describeKind(existing)}, not an object`);
+  const storeKeys = storeKeysProblem(existing, launcher, `mcpServers.${SERVER_NAME}`, { env: 'an object' });
+  if (storeKeys !== undefined) return E.left(storeKeys);
   return E.right({
     ...document,
     mcpServers: { ...servers, [SERVER_NAME]: claudeServerEntry(servers[SERVER_NAME], launcher) },
@@ -478,6 +503,11 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
   // An array of tables (`[[mcp_servers.fact-tracker]]`) is no server: replaced, its tables would be lost unsaid.
   if (existing !== undefined && !isRecord(existing))
     return E.left(`"mcp_servers.${SERVER_NAME}" is ${describeKind(existing)}, not a table`);
+  const storeKeys = storeKeysProblem(existing, launcher, `mcp_servers.${SERVER_NAME}`, {
+    env: 'a table',
+    env_vars: 'an array',
+  });
+  if (storeKeys !== undefined) return E.left(storeKeys);
   const wanted = codexServerEntry(existing, launcher);
   if (isRecord(existing) && tomlText(existing) === tomlText(wanted)) return E.right(text);
   const lines = text.split('\n');
