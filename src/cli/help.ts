@@ -216,12 +216,13 @@ changes nothing):
 The settings run this installation only, and nothing is ever fetched from a registry: where the
 package is installed in the project, the copy in its node_modules (npx --no-install: settings to
 commit); elsewhere Node on the absolute path of this entry point (settings of this machine only).
---npx and --node choose. A file that is empty, not valid JSON or TOML, or a symbolic link stops
-the command with nothing written. --store writes the store into the settings through the
-environment variable FACT_TRACKER_STORE, which wins when it is set; a URL that holds a password
-is refused (set FACT_TRACKER_STORE in your environment instead, see docs/team.md), and so is one
-set by hand in .mcp.json that a run without --store would drop. Runs on one project take turns
-under a lock, .fact-tracker-init.lock in the project, which each removes (see docs/hooks.md).`,
+--npx and --node choose. A JSON file that is empty, a file not valid JSON or TOML, or a symbolic
+link stops the command with nothing written (an empty config.toml is TOML). --store writes the
+store into the settings through the environment variable FACT_TRACKER_STORE, which wins when it
+is set; a URL that holds a password is refused (set FACT_TRACKER_STORE in your environment
+instead, see docs/team.md), and so is one set by hand in .mcp.json that a run without --store
+would drop. Runs on one project take turns under a lock, .fact-tracker-init.lock in the project,
+which each removes (see docs/hooks.md).`,
     footer: `Exit status: 0, or 1 with one line on stderr when the settings could not all be written:
 nothing was, unless the line names the files that were (a rename failed after another).`,
   },

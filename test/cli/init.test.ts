@@ -231,6 +231,16 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     }
   });
 
+  it('writes into an empty config.toml, a TOML document with no table, as init --help says only an empty JSON file stops it', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.codex'));
+    writeFileSync(join(project, '.codex', 'config.toml'), '');
+    expect((await initBinary(project, 'codex')).status).toBe(0);
+    expect(parseToml(read(join(project, '.codex', 'config.toml')))).toHaveProperty(['mcp_servers', 'fact-tracker']);
+    const help = (await runCli(['init', '--help'])).stdout.replace(/\s+/gu, ' ');
+    expect(help).toContain('A JSON file that is empty, a file not valid JSON or TOML, or a symbolic link stops');
+  });
+
   it('refuses an empty --project (an unset variable) in one line, and writes nothing into the working directory', async () => {
     // Invisible characters only (a zero-width space, a word joiner) name no folder either.
     for (const project of ['', ' ', '\u200b\u2060', ' \u200d ']) {
