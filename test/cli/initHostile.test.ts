@@ -164,6 +164,22 @@ describe.concurrent('fact-tracker init on a hostile clone', { timeout: 120_000 }
     expect(new Set(hookCommands(project))).toEqual(new Set([`${HOOK} --max-facts 5`]));
   });
 
+  it('names a project whose path holds a line break or a control character quoted, on one line', async () => {
+    const project = join(tempDir('init-hostile-'), 'my\nproject\u001b[2J');
+    mkdirSync(project);
+    const shown = JSON.stringify(project).replace(/\u001b/u, '\\u001b');
+    const npx = await init(project, 'claude', '--npx');
+    expect([npx.status, npx.stderr]).toEqual([
+      0,
+      `fact-tracker init: warning: ${shown} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
+    ]);
+    const missing = await init(join(project, 'missing'), 'claude');
+    expect([missing.status, missing.stderr]).toEqual([
+      1,
+      `fact-tracker init: the project ${JSON.stringify(join(project, 'missing')).replace(/\u001b/u, '\\u001b')} is not a directory\n`,
+    ]);
+  });
+
   it('finds no installed binary where node_modules is a file or the binary a loop of links, and writes', async () => {
     const project = tempDir('init-hostile-');
     writeFileSync(join(project, 'node_modules'), '');

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Failure } from '../../base/failure.js';
-import { quoteText } from '../../base/text.js';
+import { escapeForLine, quoteText } from '../../base/text.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
 import { type LockSettings, type StillLocked, withFileLock } from '../../node/lock.js';
 import { resolveProjectDirectory, workingDirectory } from '../../live/session/project.js';
@@ -32,6 +32,7 @@ import { isFactTrackerHook } from '../init/recognize.js';
 import {
   formatJson,
   hookEvents,
+  isUnshowable,
   launcherFor,
   type Launcher,
   mergeCodexToml,
@@ -475,7 +476,7 @@ const writeSettings = (
   // loop of links) is none, which the warning says, and the run that wrote stays a success.
   if (via === 'npx' && !hasInstalledBinary(project))
     io.stderr(
-      `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
+      `fact-tracker init: warning: ${shownProject(project)} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
     );
   // The portable form is meant to be committed: a clone must be able to install what it runs.
   const outside = via === 'npx' ? selectOutsideFileSpec(project) : undefined;
@@ -485,6 +486,14 @@ const writeSettings = (
   io.stdout(`\n${nextSteps(command.host, sessions)}\n`);
   return E.right(EXIT_OK);
 };
+
+/**
+ * The project's path as a message names it: as it is, or quoted as a JSON string, its line
+ * breaks and controls escaped, when it holds any (a folder may be named so), which would split
+ * the message's line or drive the terminal.
+ */
+const shownProject = (project: string): string =>
+  isUnshowable(project) ? escapeForLine(JSON.stringify(project)) : project;
 
 /** True for a folder; false for anything else, and for a path that cannot be followed (through a file, a loop of links). */
 const isDirectory = (path: string): boolean => {
@@ -519,7 +528,7 @@ export const runInit =
     const found = projectToSetUp(command, io);
     if (E.isLeft(found)) return E.left(found.left.message);
     const project = found.right;
-    if (!isDirectory(project)) return E.left(`the project ${project} is not a directory`);
+    if (!isDirectory(project)) return E.left(`the project ${shownProject(project)} is not a directory`);
     const main = thisMain();
     const via = chooseVia(project, command.via);
     if (via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
