@@ -45,6 +45,12 @@ const CONNINFO_WORD =
 const CONNINFO_PASSWORD = /(?:^|\s)(?:ssl)?password\s*=/iu;
 
 /**
+ * A URL's password parameter (`?password=`, `&sslpassword=`) in a text no PostgreSQL scheme makes
+ * a URL: the `pg` driver's socket form, `socket:/var/run/postgresql?db=D&password=P`, is such a text.
+ */
+const QUERY_PASSWORD = /[?&](?:ssl)?password=/iu;
+
+/**
  * `USER:PASSWORD@HOST`, the credentials of a URL, anywhere in a text (after a scheme, a `//`, a
  * mistyped scheme, or none): a `:`, a non-empty password (a `/` or `:` in it too), an `@` and
  * a host's first character.
@@ -62,8 +68,8 @@ const AS_FOLDER = 'a folder of such a name is given as a path, ./NAME or /PATH, 
 
 /**
  * Why `text`, not a URL, is no folder either but a mistyped PostgreSQL address; undefined for a
- * folder. What holds a password (`USER:PASSWORD@HOST` anywhere, or a connection string's
- * `password=`) is never taken for a folder unless it is given as a path (`./NAME`, `/PATH`): a
+ * folder. What holds a password (`USER:PASSWORD@HOST` anywhere, a connection string's
+ * `password=`, or a URL's `?password=`) is never taken for a folder unless it is given as a path (`./NAME`, `/PATH`): a
  * folder named after it would copy the password into the settings and every message naming the store.
  */
 export const mistypedAddress = (text: string): string | undefined => {
@@ -78,6 +84,9 @@ export const mistypedAddress = (text: string): string | undefined => {
     return `is an address with USER:PASSWORD@HOST credentials, without its postgres:// scheme (${AS_FOLDER}, for example ./team:dev@2024)`;
   if (CONNINFO_PASSWORD.test(inner) || (inner.match(CONNINFO_WORD)?.length ?? 0) >= 2)
     return `is a connection string of key=value words, which a store is not named by (${AS_FOLDER})`;
+  // A folder named after it would copy the password into the settings, as credentials would.
+  if (QUERY_PASSWORD.test(inner))
+    return `is an address with a password parameter (?password=...), which a store is not named by (${AS_FOLDER})`;
   return undefined;
 };
 
@@ -89,7 +98,9 @@ export const holdsPassword = (text: string): boolean => {
     return E.isLeft(parsed) ? CREDENTIALS.test(text) || /[?&]password=/iu.test(text) : parsed.right.secrets.length > 0;
   }
   const inner = unquoted(text.trim()).trim();
-  return isPostgresUrl(inner) ? holdsPassword(inner) : CREDENTIALS.test(inner) || CONNINFO_PASSWORD.test(inner);
+  return isPostgresUrl(inner)
+    ? holdsPassword(inner)
+    : CREDENTIALS.test(inner) || CONNINFO_PASSWORD.test(inner) || QUERY_PASSWORD.test(inner);
 };
 
 /** Reads one naming of a store (`what` says where it came from); the text is never repeated, as it may hold a password. */

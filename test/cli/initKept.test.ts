@@ -190,6 +190,7 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
       '://u:pw-S3cret@h/db',
       'postgres//u:pw-S3cret@h/db',
       'u:p/w-S3cret@h/db',
+      'socket:/var/run/postgresql?db=facts&password=pw-S3cret',
     ]) {
       const project = tempDir('init-mistyped-');
       const run = await init(project, 'claude', '--store', store);
