@@ -19,6 +19,7 @@ import type { RecordedPrompt, SessionError } from './model.js';
 import {
   applyLogLines,
   decodeSnapshot,
+  holdsEvent,
   initialSessionState,
   type RecordedEvent,
   selectSectionAtLine,
@@ -63,14 +64,15 @@ const recordedPromptOf = (event: HistoryPromptEvent, counting: SessionCounting):
  * an earlier line (the one the newest replaced, when the newest is past the line), else from the
  * log's first line, applied a few lines a turn so that the process serves its other calls
  * meanwhile. Read as a follower of its own, which starts where that snapshot ends: the session's
- * place in the log is not moved.
+ * place in the log is not moved. Undefined when the log read holds no event of key `key` on that
+ * line: deleted and made anew since the session found it there, its lines are another log's.
  */
 const stateBefore = async (
   shared: SessionStore,
   id: string,
-  line: number,
+  { line, key }: { readonly line: number; readonly key: string },
   env: TrackerEnvironment,
-): Promise<E.Either<SessionError, SessionState>> => {
+): Promise<E.Either<SessionError, SessionState | undefined>> => {
   const store = followedBy(shared);
   const snapshot = await store.readSnapshot(id, undefined, line - 1);
   const stored = E.isRight(snapshot) && snapshot.right !== undefined ? decodeSnapshot(snapshot.right) : undefined;
@@ -85,15 +87,24 @@ const stateBefore = async (
     const chunk = lines.slice(from, from + CATCH_UP_LINES);
     state = applyLogLines(state, chunk, chunk[chunk.length - 1]!.line, env);
   }
-  return E.right(state.lines === line - 1 ? state : applyLogLines(state, [], line - 1, env));
+  const before = state.lines === line - 1 ? state : applyLogLines(state, [], line - 1, env);
+  const own = read.right.lines.find((stored) => stored.line === line);
+  const held = own !== undefined && holdsEvent(applyLogLines(before, [own], line, env), key, line);
+  return E.right(held ? before : undefined);
 };
 
 /** The prompts of a session's log. */
 export interface RecordedPrompts {
   /** Keeps the section of a prompt just recorded (anything else is not kept). */
   readonly keep: (key: string, recorded: RecordedEvent) => void;
-  /** The section of the prompt of key `key` that its line (`prompt.line`) holds. */
-  readonly sectionAt: (key: string, prompt: HistoryPromptEvent) => Promise<E.Either<SessionError, TrackerOutput>>;
+  /**
+   * The section of the prompt of key `key` that its line (`prompt.line`) holds; undefined when
+   * the log no longer holds it there (deleted and made anew since it was found).
+   */
+  readonly sectionAt: (
+    key: string,
+    prompt: HistoryPromptEvent,
+  ) => Promise<E.Either<SessionError, TrackerOutput | undefined>>;
   /** Takes note of the prompts among lines the session read or wrote (all of them again after `restarted`). */
   readonly notice: (lines: ReadonlyArray<StoredLine>, restarted: boolean) => void;
   /** The latest prompt recorded for the task and prompt text of `query` (among the latest `KNOWN_PROMPTS` texts). */
@@ -150,8 +161,9 @@ export const recordedPrompts = (store: SessionStore, id: string, counting: Sessi
       // Budgeted with the tokenizer its line names, as `replay` budgets it there.
       const promptEnv = counting.envOf(prompt);
       if (E.isLeft(promptEnv)) return promptEnv;
-      const before = await stateBefore(store, id, prompt.line, env);
+      const before = await stateBefore(store, id, { line: prompt.line, key }, env);
       if (E.isLeft(before)) return before;
+      if (before.right === undefined) return E.right(undefined);
       const output = selectSectionAtLine(before.right, prompt, promptEnv.right);
       keep(key, { line: prompt.line, duplicate: false, output });
       return E.right(output);

@@ -386,16 +386,20 @@ const open = async (
           return E.right(plan.right.recorded);
         }
       };
-      const recorded = store.exclusive === undefined ? await attempt() : await store.exclusive(id, attempt);
+      const run = () => (store.exclusive === undefined ? attempt() : store.exclusive(id, attempt));
+      let recorded = await run();
+      // A prompt on a line of a log made anew before its section was read comes after it: planned again on it.
+      while (E.isRight(recorded) && resent?.prompt !== undefined) {
+        const section = await prompts.sectionAt(resent.key, resent.prompt);
+        if (E.isLeft(section)) return section;
+        if (section.right !== undefined) return answer({ ...recorded.right, output: section.right });
+        [resent, recorded] = [undefined, await run()];
+      }
       if (E.isLeft(recorded)) {
         // Its line may be in the log all the same (the files' flush fails after the write): the
         // same call again is then answered as this event (`confirmed`), not written twice.
         if (handed !== undefined) unconfirmed = { call: call(), ...handed };
         return recorded;
-      }
-      if (resent?.prompt !== undefined) {
-        const section = await prompts.sectionAt(resent.key, resent.prompt);
-        return E.isLeft(section) ? section : answer({ ...recorded.right, output: section.right });
       }
       const saved = await saveSnapshotIfDue(SNAPSHOT_EVERY);
       if (E.isLeft(saved)) {
