@@ -75,13 +75,19 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
     requests += 1;
     const valid = parseSessionId(sessionId);
     if (E.isLeft(valid)) return valid;
-    const known = open.get(sessionId);
-    if (known !== undefined) {
+    let known = open.get(sessionId);
+    while (known !== undefined) {
       open.delete(sessionId);
       open.set(sessionId, known);
       const session = await known;
       if (E.isRight(session)) return E.right(session.right(create));
       if (!create) return session;
+      // Another call that may create the log, waiting on the same opening that failed (one that
+      // may not, finding none), may have opened it again already: that one is joined, else each
+      // would hold a shell of its own, and a call sent again to this server would not find the
+      // line its first sending wrote (`unconfirmed`), and write it twice.
+      const next = open.get(sessionId);
+      known = next === known ? undefined : next;
     }
     const opening = openSessionCalls(sessionId, { ...settings, create });
     open.set(sessionId, opening);
