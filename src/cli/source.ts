@@ -16,7 +16,7 @@ import { collapseWhitespace } from '../base/text.js';
 import { decodedChunks } from '../core/history/encoding.js';
 import { HISTORY_EVENT_FIELDS, HISTORY_EVENT_TYPES } from '../core/history/events.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
-import { decodeState, encodeState, STATE_FORMAT } from '../saved/savedState.js';
+import { decodeState, encodeState, SAVED_STATE_FIELDS, STATE_FORMAT } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
 import { type CliIo, type OpenOptions, ReadFailure } from './io.js';
 
@@ -73,22 +73,9 @@ const OPENING_KEY_READ = 4_096;
 export const isHistoryEventField = (key: unknown): boolean =>
   (HISTORY_EVENT_FIELDS as ReadonlyArray<unknown>).includes(key);
 
-/** The fields of a saved state's top level (`SavedState`), none of them an event's. */
-const STATE_FIELDS: ReadonlyArray<unknown> = [
-  'format',
-  'version',
-  'maxValidFacts',
-  'pairs',
-  'prompts',
-  'files',
-  'lastEventAt',
-  'tombstones',
-  'notes',
-];
-
 /** True for a key that says what a document `{` alone opens is: a field of a line (`isLineField`) or of a saved state. */
 const saysWhatItIs = (key: unknown, isLineField: (key: unknown) => boolean): boolean =>
-  isLineField(key) || STATE_FIELDS.includes(key);
+  isLineField(key) || (SAVED_STATE_FIELDS as ReadonlyArray<unknown>).includes(key);
 
 /** How much of a document `{` alone opens is read for a key that says what it is, past its first key (see `isSpreadLines`). */
 export const SPREAD_KEYS_READ = 65_536;

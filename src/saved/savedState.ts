@@ -311,6 +311,19 @@ const PairLogSchema = (seen: Set<string>) =>
 
 const NOT_A_BOUND = `saved state maxValidFacts is not a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`;
 
+/** The top-level fields of a saved state, as its schema names them (which no dispatch history's event has). */
+export const SAVED_STATE_FIELDS = [
+  'format',
+  'version',
+  'pairs',
+  'prompts',
+  'files',
+  'maxValidFacts',
+  'lastEventAt',
+  'tombstones',
+  'notes',
+] as const;
+
 /** A saved-state document: a fresh schema per document, as its pairs remember the ones seen. */
 const SavedStateSchema = () =>
   z.object(
@@ -340,7 +353,7 @@ const SavedStateSchema = () =>
       tombstones: z.array(TombstoneSchema, { error: 'saved state tombstones is not an array' }).optional(),
       // The notes section keeps its own decoder (and its messages), run once the fact store decoded.
       notes: z.unknown().optional(),
-    },
+    } satisfies Record<(typeof SAVED_STATE_FIELDS)[number], z.ZodType>,
     { error: 'not a saved state: expected a JSON object' },
   );
 
